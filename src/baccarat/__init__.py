@@ -1,0 +1,3 @@
+"""Baccarat table controller."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""Simulators that play the device's side of every wire: shoes, shufflers, dealers."""

@@ -1,0 +1,236 @@
+"""The engine's inputs: what the shoe, the dealer and the operator say.
+
+Each is a small frozen value. ``ts`` is the time the input arrived (Unix seconds), given by
+whoever feeds the engine: the engine itself never reads a clock. ``to_text`` and
+:func:`parse_input` are the one-line notation of ``baccarat replay`` and of the journal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+from baccarat.cards import Card, CardError, parse_card
+
+WinnerName = Literal["banker", "player", "tie"]
+
+
+@dataclass(frozen=True, slots=True)
+class DrawCard:
+    """A card out of the shoe; ``card`` is ``None`` when the shoe could not read it."""
+
+    card: Card | None
+    ts: float | None = None
+
+    def to_text(self) -> str:
+        """The replay notation of this input."""
+        return self.card.code if self.card else "unreadable"
+
+
+@dataclass(frozen=True, slots=True)
+class NewShoe:
+    """A new shoe: shuffled, cut, about to be burned (Art. 2.1)."""
+
+    decks: int | None = None
+    ts: float | None = None
+
+    def to_text(self) -> str:
+        """The replay notation of this input."""
+        return "shoe" if self.decks is None else f"shoe {self.decks}"
+
+
+@dataclass(frozen=True, slots=True)
+class CutCardSeen:
+    """The cut card came out of the shoe (Art. 3.1)."""
+
+    ts: float | None = None
+
+    def to_text(self) -> str:
+        """The replay notation of this input."""
+        return "cut"
+
+
+@dataclass(frozen=True, slots=True)
+class OpenRound:
+    """Bets are closed; the dealer starts a round."""
+
+    ts: float | None = None
+
+    def to_text(self) -> str:
+        """The replay notation of this input."""
+        return "open"
+
+
+@dataclass(frozen=True, slots=True)
+class Reveal:
+    """The dealer shows the round: it is finished (and, on squeeze tables, may be shown)."""
+
+    ts: float | None = None
+
+    def to_text(self) -> str:
+        """The replay notation of this input."""
+        return "reveal"
+
+
+@dataclass(frozen=True, slots=True)
+class VoidRound:
+    """The round is void (Art. 10): no result, kept in the record."""
+
+    reason: str = "operator"
+    ts: float | None = None
+
+    def to_text(self) -> str:
+        """The replay notation of this input."""
+        return "void" if self.reason == "operator" else f"void {self.reason}"
+
+
+@dataclass(frozen=True, slots=True)
+class AcceptAsBurn:
+    """The card an alarm holds aside goes to the discard; play goes on (Art. 10)."""
+
+    ts: float | None = None
+
+    def to_text(self) -> str:
+        """The replay notation of this input."""
+        return "accept_as_burn"
+
+
+@dataclass(frozen=True, slots=True)
+class Burn:
+    """The house burns cards before the next round (Art. 8)."""
+
+    count: int = 1
+    ts: float | None = None
+
+    def to_text(self) -> str:
+        """The replay notation of this input."""
+        return "burn" if self.count == 1 else f"burn {self.count}"
+
+
+@dataclass(frozen=True, slots=True)
+class Exposed:
+    """The last card dealt came out face up by accident (Art. 4): it stays valid."""
+
+    ts: float | None = None
+
+    def to_text(self) -> str:
+        """The replay notation of this input."""
+        return "exposed"
+
+
+@dataclass(frozen=True, slots=True)
+class Declare:
+    """The dealer's result button, checked against the cards."""
+
+    winner: WinnerName
+    ts: float | None = None
+
+    def to_text(self) -> str:
+        """The replay notation of this input."""
+        return f"declare {self.winner}"
+
+
+@dataclass(frozen=True, slots=True)
+class Demo:
+    """Demonstration rounds on or off (Art. 2.2)."""
+
+    on: bool
+    ts: float | None = None
+
+    def to_text(self) -> str:
+        """The replay notation of this input."""
+        return "demo on" if self.on else "demo off"
+
+
+@dataclass(frozen=True, slots=True)
+class EndShoe:
+    """The house ends the shoe between rounds (Art. 3.2)."""
+
+    ts: float | None = None
+
+    def to_text(self) -> str:
+        """The replay notation of this input."""
+        return "end"
+
+
+Input = (
+    DrawCard
+    | NewShoe
+    | CutCardSeen
+    | OpenRound
+    | Reveal
+    | VoidRound
+    | AcceptAsBurn
+    | Burn
+    | Exposed
+    | Declare
+    | Demo
+    | EndShoe
+)
+
+
+class InputError(ValueError):
+    """A line of the replay notation that is not an input."""
+
+
+_PLAIN: dict[str, type[CutCardSeen | OpenRound | Reveal | AcceptAsBurn | Exposed | EndShoe]] = {
+    "cut": CutCardSeen,
+    "open": OpenRound,
+    "reveal": Reveal,
+    "accept_as_burn": AcceptAsBurn,
+    "exposed": Exposed,
+    "end": EndShoe,
+}
+
+
+def parse_input(line: str, ts: float | None = None) -> Input:
+    """Parse one line of the replay notation (comments already stripped)."""
+    words = line.split()
+    if not words:
+        raise InputError("empty line")
+    head, args = words[0].lower(), words[1:]
+    if head in _PLAIN:
+        _no_args(head, args)
+        return _PLAIN[head](ts=ts)
+    if head == "shoe":
+        return NewShoe(decks=_one_int(head, args, optional=True), ts=ts)
+    if head == "burn":
+        return Burn(count=_one_int(head, args, optional=True) or 1, ts=ts)
+    if head == "void":
+        return VoidRound(reason=" ".join(args) or "operator", ts=ts)
+    if head == "declare":
+        return Declare(winner=_winner(args), ts=ts)
+    if head == "demo":
+        if len(args) != 1 or args[0].lower() not in ("on", "off"):
+            raise InputError("demo takes 'on' or 'off'")
+        return Demo(on=args[0].lower() == "on", ts=ts)
+    if head == "unreadable":
+        _no_args(head, args)
+        return DrawCard(card=None, ts=ts)
+    if args:
+        raise InputError(f"unknown input {head!r}")
+    try:
+        return DrawCard(card=parse_card(words[0]), ts=ts)
+    except CardError as exc:
+        raise InputError(f"not an input: {words[0]!r} is no command, and {exc.reason}") from None
+
+
+def _no_args(head: str, args: list[str]) -> None:
+    if args:
+        raise InputError(f"{head} takes no argument, got {' '.join(args)!r}")
+
+
+def _one_int(head: str, args: list[str], *, optional: bool) -> int | None:
+    if not args and optional:
+        return None
+    if len(args) != 1 or not args[0].isdigit():
+        raise InputError(f"{head} takes one whole number, got {' '.join(args)!r}")
+    return int(args[0])
+
+
+def _winner(args: list[str]) -> WinnerName:
+    names = get_args(WinnerName)
+    if len(args) != 1 or args[0].lower() not in names:
+        raise InputError(f"declare takes one of {' '.join(names)}")
+    winner: WinnerName = args[0].lower()  # type: ignore[assignment]
+    return winner

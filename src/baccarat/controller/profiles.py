@@ -1,0 +1,144 @@
+"""Rule profiles: the settings a table selects by name, or loads from a TOML file.
+
+* ``macau`` (default): the Macau regulation, Art. 1-18. 8 decks, burn by the first card's
+  value, cut card, at most 3 demo rounds.
+* ``house6``: the house procedure of seed 003. 6 decks, burn 8 at the start of the shoe and
+  1 at the start of every round; after the cut card only that round, plus one more if it
+  ended in a tie.
+* ``csm``: an automatic shuffler-dealer (Art. 2.3, 7.2). No burn, no cut card; the round's
+  cards go back into the machine after every round.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+BurnMethod = Literal["first_card", "decks", "fixed", "none"]
+AfterCut = Literal["finish_round", "one_more_round", "one_more_if_tie"]
+OpenMode = Literal["implicit", "explicit"]
+RevealMode = Literal["immediate", "on_reveal"]
+
+MIN_REAL_DECKS = 6
+MAX_DECKS = 12
+
+
+def _default_burn_values() -> dict[str, int]:
+    values = {str(n): n for n in range(2, 10)}
+    values.update({"A": 1, "T": 10, "J": 10, "Q": 10, "K": 10})
+    return values
+
+
+class Payouts(BaseModel):
+    """What each winning bet pays per unit staked (Art. 17-18)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    player: float = 1.0
+    banker: float = 1.0
+    banker_commission: float = Field(default=0.05, ge=0, lt=1)
+    tie: float = 8.0
+    pair: float = 11.0
+
+
+class Profile(BaseModel):
+    """The rules a table plays by."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    decks: int = Field(default=8, ge=1, le=MAX_DECKS)
+    burn: BurnMethod = "first_card"
+    burn_count: int = Field(default=0, ge=0, le=60, description="Cards burned when burn=fixed.")
+    burn_values: dict[str, int] = Field(
+        default_factory=_default_burn_values,
+        description="Rank -> cards burned after the face-up first card (burn=first_card).",
+    )
+    burn_per_round: int = Field(default=0, ge=0, le=10)
+    cut_card: bool = True
+    after_cut: AfterCut = "finish_round"
+    max_demo_rounds: int = Field(default=3, ge=0, le=3)
+    continuous_shuffler: bool = False
+    open_mode: OpenMode = "implicit"
+    reveal: RevealMode = "immediate"
+    payouts: Payouts = Payouts()
+
+    @field_validator("burn_values")
+    @classmethod
+    def _every_rank_once(cls, values: dict[str, int]) -> dict[str, int]:
+        missing = set("A23456789TJQK") - set(values)
+        if missing:
+            raise ValueError(f"burn_values lacks ranks {''.join(sorted(missing))}")
+        return values
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Profile:
+        if self.continuous_shuffler and (self.cut_card or self.burn != "none"):
+            raise ValueError("a continuous shuffler has no cut card and no burn (Art. 2.3)")
+        return self
+
+    def initial_burn(self, first_card_rank: str | None = None) -> int | None:
+        """Cards to burn at the start of a shoe; ``None`` until the first card is seen."""
+        if self.burn == "first_card":
+            if first_card_rank is None:
+                return None
+            return 1 + self.burn_values[first_card_rank]
+        if self.burn == "decks":
+            return self.decks
+        if self.burn == "fixed":
+            return self.burn_count
+        return 0
+
+
+PROFILES: dict[str, dict[str, Any]] = {
+    "macau": {"name": "macau"},
+    "house6": {
+        "name": "house6",
+        "decks": 6,
+        "burn": "fixed",
+        "burn_count": 8,
+        "burn_per_round": 1,
+        "after_cut": "one_more_if_tie",
+    },
+    "csm": {
+        "name": "csm",
+        "burn": "none",
+        "cut_card": False,
+        "continuous_shuffler": True,
+    },
+}
+
+
+def load_profile(
+    name: str = "macau", *, decks: int | None = None, **overrides: Any
+) -> Profile:
+    """A built-in profile by name, or a TOML file's path, with optional overrides."""
+    if name in PROFILES:
+        data = dict(PROFILES[name])
+    elif name.endswith(".toml") or Path(name).is_file():
+        data = profile_data_from_toml(Path(name))
+    else:
+        known = ", ".join(PROFILES)
+        raise ValueError(f"unknown profile {name!r}: use one of {known} or a .toml file")
+    if decks is not None:
+        data["decks"] = decks
+    data.update(overrides)
+    return Profile.model_validate(data)
+
+
+def profile_data_from_toml(path: Path) -> dict[str, Any]:
+    """Read a profile table from TOML: a top-level table, or ``[profile]``.
+
+    ``base = "house6"`` starts from a built-in profile and changes only what is given.
+    """
+    with path.open("rb") as f:
+        doc = tomllib.load(f)
+    table: dict[str, Any] = doc.get("profile", doc)
+    base = table.pop("base", None)
+    data = dict(PROFILES[base]) if base else {}
+    data.setdefault("name", path.stem)
+    data.update(table)
+    return data

@@ -1,0 +1,47 @@
+"""Replay: a file of inputs, one per line, through the engine.
+
+The notation is the one of :func:`baccarat.controller.inputs.parse_input`: a card in any
+notation, or ``shoe``, ``cut``, ``open``, ``reveal``, ``void``, ``burn``, ``accept_as_burn``,
+``exposed``, ``declare banker|player|tie``, ``demo on|off``, ``end``; ``#`` starts a
+comment. Replay is the audit tool for a recorded shoe: it prints exactly the bodies the
+daemon publishes for the same inputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+
+from baccarat.controller.engine import Engine
+from baccarat.controller.inputs import Input, InputError, parse_input
+from baccarat.controller.messages import Message
+from baccarat.controller.profiles import Profile
+
+ErrorSink = Callable[[int, str], None]
+
+
+def parse_lines(lines: Iterable[str], on_error: ErrorSink) -> Iterator[tuple[int, Input]]:
+    """Inputs with their line numbers; a bad line goes to ``on_error`` and is skipped."""
+    for number, raw in enumerate(lines, start=1):
+        text = raw.split("#", 1)[0].strip()
+        if not text:
+            continue
+        try:
+            yield number, parse_input(text)
+        except InputError as exc:
+            on_error(number, str(exc))
+
+
+def replay_lines(
+    lines: Iterable[str], profile: Profile, *, on_error: ErrorSink, roads: bool = True
+) -> Iterator[Message]:
+    """Every message the engine produces for these lines, in order.
+
+    A line that is not an input, or an input the engine refuses in its state, is reported
+    to ``on_error`` with its line number, and the replay goes on.
+    """
+    engine = Engine(profile, roads=roads)
+    for number, inp in parse_lines(lines, on_error):
+        outcome = engine.feed(inp)
+        if outcome.refused is not None:
+            on_error(number, f"refused: {outcome.refused}")
+        yield from outcome.messages

@@ -1,0 +1,535 @@
+"""USB transport for shufflers: pyusb in worker threads, device events on the asyncio loop.
+
+The shuffler is found by vendor and product id (:class:`UsbSettings`; the defaults are the
+pid.codes *test* ids 0x1209:0x0001, which the virtual shuffler uses and no shipped product
+may). Its one vendor-specific interface has a bulk IN endpoint, on which the device sends a
+byte stream in a codec's framing (``framed`` by default; a frame may straddle USB packets),
+and a bulk OUT endpoint on which the host writes the codec's acknowledgements.
+
+Threads and the loop:
+
+* the *reader* thread owns the device: it finds it, claims the interface, reads bulk IN
+  with a short timeout (:data:`READ_TIMEOUT`) and hands every chunk to the loop with
+  ``loop.call_soon_threadsafe`` into a bounded :class:`asyncio.Queue`. When the device goes
+  away (``ENODEV``, or silence beyond the codec's heartbeat timeout) it releases the old
+  handle with :func:`usb.util.dispose_resources`, reports :class:`LinkDown`, and polls for the
+  device again with jittered, capped exponential backoff;
+* the *writer* thread writes acknowledgements to bulk OUT, so that an acknowledgement never
+  waits for a pending read;
+* on the loop, :meth:`UsbTransport.get` feeds the chunks to the decoder and returns events.
+
+Queue policy (full queue): **backpressure, nothing dropped.** The queue holds at most
+:data:`QUEUE_SIZE` items (USB chunks and link events). When it is full the reader thread stops
+reading until the consumer catches up; the device's unacknowledged frames pile up on the
+device, which stops sending new ones and retransmits later. The reader re-checks for
+:meth:`UsbTransport.stop` every :data:`HANDOFF_POLL` seconds while it waits.
+
+Acknowledgement policy: a chunk's acknowledgements are written once the consumer has taken
+every event decoded from it and asks for the next one. A frame the device sees acknowledged
+has therefore been handled by the consumer (journaled, in the daemon); after a crash the
+device retransmits the rest, and the decoder drops duplicates by sequence number across
+reconnections (one decoder lives as long as the transport).
+
+Timeouts and delays are module constants in seconds, read at run time, so tests shrink them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import logging
+import queue
+import random
+import threading
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, fields
+from types import TracebackType
+from typing import Any, Final, Self
+
+import usb.core
+import usb.util
+from pydantic import BaseModel, ConfigDict, Field
+
+from baccarat.drivers.codec import Decoder, get_codec
+from baccarat.drivers.events import DeviceEvent, LinkDown, LinkUp, Rejected
+
+_log = logging.getLogger(__name__)
+
+DEFAULT_VENDOR_ID: Final = 0x1209
+"""pid.codes' vendor id. Its product ids 0x0001..0x000F are reserved for testing."""
+DEFAULT_PRODUCT_ID: Final = 0x0001
+"""pid.codes test product id: what the virtual shuffler answers to. Set the real ids."""
+
+READ_TIMEOUT = 0.1
+"""Seconds one bulk IN read waits for data; also bounds how long :meth:`stop` waits."""
+WRITE_TIMEOUT = 1.0
+"""Seconds one bulk OUT write of acknowledgements may take."""
+RECONNECT_DELAY_MIN = 0.25
+"""Seconds before the first retry to find the device; doubles on each failure ..."""
+RECONNECT_DELAY_MAX = 5.0
+"""... up to this cap."""
+RECONNECT_JITTER = 0.25
+"""Each delay is scaled by a random factor in ``1 ± RECONNECT_JITTER``."""
+HANDOFF_POLL = 0.1
+"""Seconds between checks for :meth:`UsbTransport.stop` while the queue is full."""
+STOP_TIMEOUT = 5.0
+"""Seconds :meth:`UsbTransport.stop` waits for the worker threads to finish."""
+QUEUE_SIZE = 64
+"""Items (USB chunks or link events) between the reader thread and the loop."""
+READ_PACKETS = 8
+"""One bulk IN read asks for this many ``wMaxPacketSize`` packets."""
+
+
+class UsbSettings(BaseModel):
+    """Which USB device is the shuffler, and how it talks.
+
+    The defaults find the virtual shuffler (pid.codes test ids 0x1209:0x0001); a real
+    shuffler's vendor and product ids come from its maker.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    vendor_id: int = Field(DEFAULT_VENDOR_ID, ge=0, le=0xFFFF)
+    product_id: int = Field(DEFAULT_PRODUCT_ID, ge=0, le=0xFFFF)
+    serial_number: str | None = None
+    """Match only the device with this serial number (when two share a host)."""
+    interface: int = Field(0, ge=0)
+    """``bInterfaceNumber`` of the interface with the bulk endpoints."""
+    protocol: str = "framed"
+    """Codec name (see :mod:`baccarat.drivers.codec`)."""
+    max_reconnect_attempts: int | None = Field(None, ge=1)
+    """Give up (state FAILED) after this many failed searches in a row; None: never."""
+
+
+class LinkState(enum.Enum):
+    """Where the transport is in its life."""
+
+    IDLE = "idle"
+    SEARCHING = "searching"
+    CONNECTED = "connected"
+    FAILED = "failed"
+    STOPPED = "stopped"
+
+
+@dataclass(slots=True)
+class UsbCounters:
+    """Link-health counters. Decoder counters (CRC errors ...) are in :attr:`decoder`."""
+
+    bytes_in: int = 0
+    bytes_out: int = 0
+    transfers_in: int = 0
+    events: int = 0
+    rejected: int = 0
+    reconnects: int = 0
+    usb_errors: int = 0
+    acks_dropped: int = 0
+    """Acknowledgement writes skipped because no device was connected."""
+
+    def as_dict(self) -> dict[str, int]:
+        """The counters by name."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+class UsbTransportError(Exception):
+    """Base of the USB transport's errors."""
+
+
+class TransportClosedError(UsbTransportError):
+    """:meth:`UsbTransport.get` after :meth:`UsbTransport.stop`: no more events."""
+
+
+class DeviceNotFoundError(UsbTransportError):
+    """No device with the configured ids is on the bus."""
+
+
+class Backoff:
+    """Jittered, capped exponential delays between searches for the device."""
+
+    def __init__(self, rng: random.Random | None = None) -> None:
+        self._rng = rng or random.Random()
+        self.failures = 0
+
+    def next_delay(self) -> float:
+        """Count one more failure and return how long to wait before the next try."""
+        base = min(RECONNECT_DELAY_MAX, RECONNECT_DELAY_MIN * 2.0**self.failures)
+        self.failures += 1
+        jitter = self._rng.uniform(-RECONNECT_JITTER, RECONNECT_JITTER)
+        return max(0.0, base * (1 + jitter))
+
+    def reset(self) -> None:
+        """The device was found: start again from the shortest delay."""
+        self.failures = 0
+
+
+@dataclass(frozen=True, slots=True)
+class _Link:
+    """An open, claimed device and its endpoints."""
+
+    device: Any  # usb.core.Device
+    endpoint_in: int
+    endpoint_out: int
+    read_size: int
+
+    @property
+    def detail(self) -> str:
+        dev = self.device
+        return f"USB {dev.idVendor:04x}:{dev.idProduct:04x} bus {dev.bus} address {dev.address}"
+
+
+_CLOSED: Final = object()
+"""Queue sentinel put by :meth:`UsbTransport.stop`."""
+
+
+class UsbTransport:
+    """Reads a USB shuffler's bulk IN stream, decodes it, acknowledges it, survives replugs.
+
+    ``backend`` is a pyusb backend (``None``: pyusb picks libusb); the virtual shuffler's
+    backend goes here in tests. Use as ``async with UsbTransport(...) as link:`` and
+    ``async for event in link``, or call :meth:`start`, :meth:`get` and :meth:`stop`.
+
+    Events are the codec's device events plus :class:`LinkUp` (device claimed) and
+    :class:`LinkDown` (device lost: unplugged, I/O error, or silent past the codec's
+    heartbeat timeout), in the order they happened.
+    """
+
+    def __init__(
+        self,
+        settings: UsbSettings | None = None,
+        *,
+        backend: Any = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.settings = settings or UsbSettings()
+        self.counters = UsbCounters()
+        self._backend = backend
+        codec = get_codec(self.settings.protocol)
+        self._decoder: Decoder = codec.decoder()
+        self._silence_limit = codec.heartbeat_timeout
+        self._backoff = Backoff(rng)
+        self._state = LinkState.IDLE
+        self._stopping = threading.Event()
+        self._counter_lock = threading.Lock()
+        self._link_lock = threading.Lock()
+        self._link: _Link | None = None
+        self._outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._permits = threading.BoundedSemaphore(QUEUE_SIZE)
+        self._queue: asyncio.Queue[object] = asyncio.Queue(maxsize=QUEUE_SIZE + 1)  # + _CLOSED
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._threads: list[tuple[threading.Thread, asyncio.Future[None]]] = []
+        self._ready: deque[DeviceEvent] = deque()
+        self._held_acks = bytearray()
+
+    # --- public API ------------------------------------------------------------------------
+
+    @property
+    def state(self) -> LinkState:
+        """The current :class:`LinkState`."""
+        return self._state
+
+    @property
+    def decoder_counters(self) -> Mapping[str, int]:
+        """The decoder's counters (frames, CRC errors, duplicates, rejected bytes ...)."""
+        return self._decoder.counters
+
+    async def start(self) -> None:
+        """Start the worker threads; the device may be plugged in now or later."""
+        if self._loop is not None:
+            raise UsbTransportError("a UsbTransport starts once")
+        self._loop = asyncio.get_running_loop()
+        self._state = LinkState.SEARCHING
+        name = f"usb-{self.settings.vendor_id:04x}:{self.settings.product_id:04x}"
+        self._spawn(f"{name}-in", self._run_reader)
+        self._spawn(f"{name}-out", self._run_writer)
+
+    async def stop(self) -> None:
+        """Stop reading, release the device and join the threads. Safe to call twice."""
+        if self._state is LinkState.STOPPED or self._loop is None:
+            self._state = LinkState.STOPPED
+            return
+        self._stopping.set()
+        self._outbox.put(None)
+        try:
+            async with asyncio.timeout(STOP_TIMEOUT):
+                await asyncio.gather(*(done for _, done in self._threads))
+        except TimeoutError:
+            _log.error("USB worker threads did not stop within %.1f s", STOP_TIMEOUT)
+        for thread, _ in self._threads:
+            thread.join(timeout=0 if thread.is_alive() else None)
+        self._state = LinkState.STOPPED
+        self._queue.put_nowait(_CLOSED)
+
+    async def get(self) -> DeviceEvent:
+        """The next event; raise :class:`TransportClosedError` once stopped and drained."""
+        while not self._ready:
+            self._flush_acks()
+            item = await self._next_item()
+            self._accept(item)
+        return self._ready.popleft()
+
+    def __aiter__(self) -> AsyncIterator[DeviceEvent]:
+        return self._iterate()
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()
+
+    # --- loop side ---------------------------------------------------------------------------
+
+    async def _iterate(self) -> AsyncIterator[DeviceEvent]:
+        while True:
+            try:
+                yield await self.get()
+            except TransportClosedError:
+                return
+
+    async def _next_item(self) -> object:
+        if self._loop is None:
+            raise TransportClosedError("the USB transport was never started")
+        item = await self._queue.get()
+        if item is _CLOSED:
+            self._queue.put_nowait(_CLOSED)  # for any other reader
+            raise TransportClosedError("the USB transport is stopped")
+        self._permits.release()
+        return item
+
+    def _accept(self, item: object) -> None:
+        """Decode a chunk, or pass a link event on (a lost link cuts any partial frame)."""
+        if isinstance(item, bytes):
+            self._add_events(self._decoder.feed(item))
+            self._held_acks += self._decoder.pending_output()
+        elif isinstance(item, DeviceEvent):
+            if isinstance(item, LinkDown):
+                self._add_events(self._decoder.resync())
+            self._ready.append(item)
+
+    def _add_events(self, events: list[DeviceEvent]) -> None:
+        with self._counter_lock:
+            self.counters.events += len(events)
+            self.counters.rejected += sum(isinstance(e, Rejected) for e in events)
+        self._ready.extend(events)
+
+    def _flush_acks(self) -> None:
+        """Hand the acknowledgements of every event already taken to the writer thread."""
+        if self._held_acks:
+            self._outbox.put(bytes(self._held_acks))
+            self._held_acks.clear()
+
+    def _spawn(self, name: str, target: Any) -> None:
+        assert self._loop is not None
+        done: asyncio.Future[None] = self._loop.create_future()
+        thread = threading.Thread(target=self._run_thread, args=(target, done), name=name)
+        self._threads.append((thread, done))
+        thread.start()
+
+    # --- worker threads ----------------------------------------------------------------------
+
+    def _run_thread(self, target: Any, done: asyncio.Future[None]) -> None:
+        """Run ``target``, then resolve ``done`` on the loop (so stop() never blocks it)."""
+        try:
+            target()
+        except Exception:
+            _log.exception("USB worker thread crashed")
+        finally:
+            assert self._loop is not None
+            with contextlib.suppress(RuntimeError):  # the loop is already closed
+                self._loop.call_soon_threadsafe(_resolve, done)
+
+    def _run_reader(self) -> None:
+        """Find the device, read it until it goes away, and again, until stopped."""
+        connected_before = False
+        while not self._stopping.is_set():
+            link = self._search()
+            if link is None:
+                return
+            if connected_before:
+                self._count("reconnects")
+            connected_before = True
+            reason = self._pump(link)
+            self._close(link)
+            if reason is not None and not self._stopping.is_set():
+                _log.warning("USB link down: %s", reason)
+                self._state = LinkState.SEARCHING
+                self._post(LinkDown(reason))
+        self._state = LinkState.STOPPED
+
+    def _search(self) -> _Link | None:
+        """Poll for the device with backoff; ``None`` once stopped or given up."""
+        while not self._stopping.is_set():
+            try:
+                link = self._open()
+            except usb.core.NoBackendError as exc:
+                self._give_up(f"no USB backend: {exc}")
+                return None
+            except (usb.core.USBError, DeviceNotFoundError) as exc:
+                if self._may_retry(exc):
+                    continue
+                self._give_up(f"device not found after {self._backoff.failures} tries")
+                return None
+            self._backoff.reset()
+            return link
+        return None
+
+    def _may_retry(self, exc: Exception) -> bool:
+        """Log a failed search (loudly the first time), wait the backoff; False: give up."""
+        if isinstance(exc, usb.core.USBError):
+            self._count("usb_errors")
+        limit = self.settings.max_reconnect_attempts
+        if limit is not None and self._backoff.failures >= limit:
+            return False
+        delay = self._backoff.next_delay()
+        level = logging.WARNING if self._backoff.failures == 1 else logging.DEBUG
+        _log.log(level, "USB shuffler: %s; retrying in %.2f s", exc, delay)
+        return not self._stopping.wait(delay)
+
+    def _give_up(self, reason: str) -> None:
+        """Enter FAILED and say so, unless the search ended because of stop()."""
+        if self._stopping.is_set():
+            return
+        _log.error("USB shuffler: %s; giving up", reason)
+        self._state = LinkState.FAILED
+        self._post(LinkDown(f"{reason}; giving up"))
+
+    def _open(self) -> _Link:
+        """Find the device, configure it and claim its interface."""
+        device = usb.core.find(
+            idVendor=self.settings.vendor_id,
+            idProduct=self.settings.product_id,
+            backend=self._backend,
+            custom_match=self._matches_serial,
+        )
+        if device is None:
+            ids = f"{self.settings.vendor_id:04x}:{self.settings.product_id:04x}"
+            raise DeviceNotFoundError(f"no USB device {ids}")
+        try:
+            return self._claim(device)
+        except BaseException:
+            usb.util.dispose_resources(device)
+            raise
+
+    def _matches_serial(self, device: Any) -> bool:
+        wanted = self.settings.serial_number
+        if wanted is None:
+            return True
+        try:
+            return bool(device.serial_number == wanted)
+        except (usb.core.USBError, ValueError):
+            return False
+
+    def _claim(self, device: Any) -> _Link:
+        number = self.settings.interface
+        with contextlib.suppress(NotImplementedError, usb.core.USBError):
+            if device.is_kernel_driver_active(number):
+                device.detach_kernel_driver(number)
+        device.set_configuration()
+        interface = device.get_active_configuration()[(number, 0)]
+        usb.util.claim_interface(device, number)
+        endpoint_in = _bulk_endpoint(interface, usb.util.ENDPOINT_IN)
+        endpoint_out = _bulk_endpoint(interface, usb.util.ENDPOINT_OUT)
+        read_size = endpoint_in.wMaxPacketSize * READ_PACKETS
+        return _Link(device, endpoint_in.bEndpointAddress, endpoint_out.bEndpointAddress, read_size)
+
+    def _pump(self, link: _Link) -> str | None:
+        """Read until the device goes away (return why) or the transport stops (None)."""
+        with self._link_lock:
+            self._link = link
+        self._state = LinkState.CONNECTED
+        _log.info("USB link up: %s", link.detail)
+        self._post(LinkUp(link.detail))
+        last_data = time.monotonic()
+        while not self._stopping.is_set():
+            try:
+                chunk = link.device.read(link.endpoint_in, link.read_size, _ms(READ_TIMEOUT))
+            except usb.core.USBTimeoutError:
+                if self._silent_since(last_data):
+                    return f"no data for {self._silence_limit} s (heartbeat missing)"
+                continue
+            except usb.core.USBError as exc:
+                self._count("usb_errors")
+                return f"USB error: {exc}"
+            last_data = time.monotonic()
+            self._count("bytes_in", len(chunk))
+            self._count("transfers_in")
+            self._post(bytes(chunk))
+        return None
+
+    def _silent_since(self, last_data: float) -> bool:
+        limit = self._silence_limit
+        return limit is not None and time.monotonic() - last_data > limit
+
+    def _close(self, link: _Link) -> None:
+        """Forget the link (after any write in progress) and release the handle."""
+        with self._link_lock:
+            self._link = None
+            usb.util.dispose_resources(link.device)
+
+    def _post(self, item: bytes | DeviceEvent) -> bool:
+        """Queue ``item`` for the loop; waits while the queue is full (False once stopped)."""
+        while not self._permits.acquire(timeout=HANDOFF_POLL):
+            if self._stopping.is_set():
+                return False
+        assert self._loop is not None
+        try:
+            self._loop.call_soon_threadsafe(self._queue.put_nowait, item)
+        except RuntimeError:  # the loop is closed: nobody is listening any more
+            self._permits.release()
+            return False
+        return True
+
+    def _run_writer(self) -> None:
+        """Write acknowledgements to bulk OUT until stopped."""
+        while (data := self._outbox.get()) is not None:
+            self._write(data)
+
+    def _write(self, data: bytes) -> None:
+        with self._link_lock:
+            link = self._link
+            if link is None:
+                self._count("acks_dropped")
+                return
+            try:
+                written = link.device.write(link.endpoint_out, data, _ms(WRITE_TIMEOUT))
+            except usb.core.USBError as exc:
+                self._count("usb_errors")
+                _log.debug("USB acknowledgement write failed: %s", exc)
+                return
+        self._count("bytes_out", int(written))
+
+    def _count(self, name: str, amount: int = 1) -> None:
+        with self._counter_lock:
+            setattr(self.counters, name, getattr(self.counters, name) + amount)
+
+
+def _bulk_endpoint(interface: Any, direction: int) -> Any:
+    """The interface's bulk endpoint in ``direction``; raise if it has none."""
+    endpoint = usb.util.find_descriptor(
+        interface,
+        custom_match=lambda e: (
+            usb.util.endpoint_direction(e.bEndpointAddress) == direction
+            and usb.util.endpoint_type(e.bmAttributes) == usb.util.ENDPOINT_TYPE_BULK
+        ),
+    )
+    if endpoint is None:
+        side = "IN" if direction == usb.util.ENDPOINT_IN else "OUT"
+        raise usb.core.USBError(f"interface has no bulk {side} endpoint")
+    return endpoint
+
+
+def _ms(seconds: float) -> int:
+    """Seconds as pyusb's milliseconds; at least 1, since 0 would mean no timeout."""
+    return max(1, round(seconds * 1000))
+
+
+def _resolve(done: asyncio.Future[None]) -> None:
+    if not done.done():
+        done.set_result(None)

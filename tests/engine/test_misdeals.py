@@ -1,0 +1,200 @@
+"""Article 10: every alarm kind raised where it is proved, and every correction."""
+
+from __future__ import annotations
+
+from support.tables import Table, of
+
+
+def explicit() -> Table:
+    table = Table("macau", burn="none", open_mode="explicit", decks=2)
+    table.do("shoe")
+    return table
+
+
+def implicit() -> Table:
+    table = Table("macau", burn="none", decks=2)
+    table.do("shoe")
+    return table
+
+
+STAND = ("7S", "6H", "KS", "KH")  # Player 7, Banker 6: both stand, banker... player wins
+
+
+def test_extra_card_after_complete_round_is_held_and_burned() -> None:
+    table = explicit()
+    table.do("open")
+    assert of(table.do(*STAND), "result")[0].winner == "player"
+    alarm = of(table.do("5D"), "alarm")[0]
+    assert alarm.kind == "extra_card"
+    assert alarm.correctable is True
+    assert set(alarm.corrections) >= {"accept_as_burn", "void"}
+    assert alarm.card == "5D"
+    assert "not closed" in table.refused("burn")  # the alarm keeps round 1 open
+    out = table.do("accept_as_burn")
+    burned = of(out, "card")[0]
+    assert (burned.position, burned.card) == ("burn", "5D")
+    assert of(out, "alarm_cleared")[0].by == "accept_as_burn"
+    assert of(table.do("open"), "round")[0].round == 2
+
+
+def test_extra_card_blocks_next_open_until_settled() -> None:
+    table = explicit()
+    table.do("open", *STAND, "5D")
+    assert "not closed" in table.refused("demo on")
+    # 'open' settles it the other way: the card was the next round's first card
+    out = table.do("open")
+    assert of(out, "alarm_cleared")[0].by == "open"
+    first = of(out, "card")[0]
+    assert (first.round, first.position, first.card) == (2, "P1", "5D")
+
+
+def test_extra_card_void_withdraws_shown_result() -> None:
+    table = explicit()
+    table.do("open", *STAND, "5D")
+    out = table.do("void")
+    void = of(out, "void")[0]
+    assert void.round == 1
+    shoe = of(out, "shoe")[-1]
+    assert shoe.rounds == 0  # the void round never counts
+
+
+def test_card_before_open() -> None:
+    table = explicit()
+    alarm = of(table.do("9S"), "alarm")[0]
+    assert alarm.kind == "card_before_open"
+    assert alarm.round is None
+    out = table.do("open")
+    assert of(out, "card")[0].position == "P1"
+    assert of(out, "card")[0].card == "9S"
+
+
+def test_card_before_open_accepted_as_burn() -> None:
+    table = explicit()
+    table.do("9S")
+    out = table.do("accept_as_burn")
+    assert of(out, "card")[0].position == "burn"
+    assert of(out, "shoe")[0].cards_burned == 1
+    table.do("open")
+    assert of(table.do("AS"), "card")[0].position == "P1"
+
+
+def test_missing_card_on_reveal_then_dealt() -> None:
+    table = implicit()
+    table.do("2S", "3H", "KS", "KH")  # Player 2 must draw
+    alarm = of(table.do("reveal"), "alarm")[0]
+    assert alarm.kind == "missing_card"
+    assert "P3" in alarm.text
+    out = table.do("4D")  # Player draws 4 -> 6; Banker 3 draws on 4
+    assert of(out, "alarm_cleared")[0].by == "deal"
+    assert of(out, "result") == []
+    out = table.do("AD")
+    assert of(out, "result")[0].winner == "player"
+
+
+def test_missing_card_on_declare_then_void() -> None:
+    table = implicit()
+    table.do("2S", "3H", "KS", "KH")
+    alarm = of(table.do("declare banker"), "alarm")[0]
+    assert alarm.kind == "missing_card"
+    out = table.do("void")
+    assert of(out, "void")[0].round == 1
+    assert of(out, "result") == []
+    # the next card opens round 2
+    assert of(table.do("9C"), "round")[0].round == 2
+
+
+def test_foreign_card_mid_round() -> None:
+    table = implicit()  # 2 decks: a third ace of spades is foreign
+    table.do("AS", "AS", "7H")
+    alarm = of(table.do("AS"), "alarm")[0]
+    assert alarm.kind == "foreign_card"
+    assert alarm.card == "AS"
+    assert alarm.corrections == ["accept_as_burn", "void"]
+    out = table.do("8H")  # B2: the round completes, but the alarm withholds the result
+    assert of(out, "result") == []
+    out = table.do("accept_as_burn")
+    assert of(out, "card")[0].position == "burn"
+    assert of(out, "result")[0].banker.cards == ["AS", "8H"]
+    shoe = of(out, "shoe")[0]
+    assert shoe.cards_burned == 0  # a foreign card is not one of the shoe's cards
+    assert shoe.cards_dealt + shoe.cards_burned + shoe.cards_left == 104
+
+
+def test_unreadable_card_mid_round_then_void() -> None:
+    table = implicit()
+    table.do("AS", "KH")
+    alarm = of(table.do("unreadable"), "alarm")[0]
+    assert alarm.kind == "unreadable_card"
+    assert alarm.correctable
+    out = table.do("void")
+    assert of(out, "void")
+    assert of(out, "alarm_cleared")[0].by == "void"
+
+
+def test_unreadable_face_up_burn_card() -> None:
+    table = Table("macau", decks=8)
+    table.do("shoe")
+    alarm = of(table.do("unreadable"), "alarm")[0]
+    assert alarm.kind == "unreadable_card"
+    table.do("accept_as_burn")
+    out = table.do("5S")  # the next card is turned up: burn 5 more
+    assert of(out, "card")[0].face_up is True
+    assert table.engine.shoe is not None
+    assert table.engine.shoe.burn_due == 5
+
+
+def test_result_mismatch_and_correct_declare() -> None:
+    table = Table("macau", burn="none", decks=2, reveal="on_reveal")
+    table.do("shoe", *STAND)
+    alarm = of(table.do("declare banker"), "alarm")[0]
+    assert alarm.kind == "result_mismatch"
+    assert "player" in alarm.text
+    assert of(table.do("reveal"), "result") == []  # an uncorrected alarm: no result
+    out = table.do("declare player")
+    assert of(out, "alarm_cleared")[0].by == "declare"
+    assert of(out, "result")[0].winner == "player"
+
+
+def test_burn_incomplete() -> None:
+    table = Table("macau", burn="decks", decks=6, open_mode="explicit")
+    table.do("shoe", "AS", "2S", "3S")
+    alarm = of(table.do("open"), "alarm")[0]
+    assert alarm.kind == "burn_incomplete"
+    assert "3 more" in alarm.text
+    assert table.engine.round is None
+    out = table.do("4S", "5S", "6S")
+    assert of(out, "shoe")[-1].phase == "ready"
+    assert of(table.do("open"), "round")
+
+
+def test_shoe_closed() -> None:
+    table = implicit()
+    table.do(*STAND, "end")
+    alarm = of(table.do("9D"), "alarm")[0]
+    assert alarm.kind == "shoe_closed"
+    assert alarm.correctable is False
+    assert "has ended" in table.refused("open")
+
+
+def test_demo_limit() -> None:
+    table = Table("macau", burn="none", decks=8)
+    table.do("shoe")
+    for _ in range(3):
+        table.do("demo on", *STAND)
+    results = of(table.log, "result")
+    assert all(r.demo for r in results)
+    alarm = of(table.do("demo on"), "alarm")[0]
+    assert alarm.kind == "demo_limit"
+    result = of(table.do("8S", "6H", "KS", "KH"), "result")[0]
+    assert result.demo is False
+
+
+def test_three_demo_rounds_switch_themselves_off() -> None:
+    table = Table("macau", burn="none", decks=8)
+    table.do("shoe")
+    table.do("demo on")
+    for _ in range(3):
+        table.do(*STAND)
+    assert [r.demo for r in of(table.log, "result")] == [True, True, True]
+    assert of(table.do(*STAND), "result")[0].demo is False
+    assert of(table.log, "shoe")[-1].rounds == 1

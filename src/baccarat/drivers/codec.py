@@ -1,0 +1,124 @@
+"""The codec interface and the registry of codecs by name.
+
+A codec is the framing of one wire protocol: a :class:`Decoder` for the host side (bytes
+in, :class:`~baccarat.drivers.events.DeviceEvent` out, any chunking, never raises) and an
+:class:`Encoder` for the simulators (event in, bytes out).
+
+Adding a shoe vendor is one new module defining ``CODEC: Codec`` and one line in
+:data:`CODEC_MODULES`::
+
+    from baccarat.drivers.codec import get_codec
+    codec = get_codec("framed")
+    decoder = codec.decoder()
+    events = decoder.feed(chunk)
+    transport.write(decoder.pending_output())   # acknowledgements, if the protocol has any
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Final, Protocol
+
+from baccarat.drivers.events import DeviceEvent
+
+CODEC_MODULES: Final[dict[str, str]] = {
+    "line": "baccarat.drivers.line",
+    "framed": "baccarat.drivers.framed",
+}
+"""Codec name -> module that defines ``CODEC``. Modules are imported on first use."""
+
+
+class Decoder(Protocol):
+    """Host side of a wire protocol: incremental, tolerant of any bytes."""
+
+    def feed(self, data: bytes) -> list[DeviceEvent]:
+        """Consume a chunk of bytes (any size, any split) and return the events completed.
+
+        Never raises: bytes that are not a valid message become
+        :class:`~baccarat.drivers.events.Rejected` events and are counted.
+        """
+        ...
+
+    def pending_output(self) -> bytes:
+        """Bytes the host must write back to the device now (acknowledgements), or ``b""``."""
+        ...
+
+    def resync(self) -> list[DeviceEvent]:
+        """Drop any partial message because the byte stream was interrupted.
+
+        Keeps what must survive a reconnection (such as the last sequence number seen), and
+        reports and counts the dropped bytes.
+        """
+        ...
+
+    @property
+    def counters(self) -> Mapping[str, int]:
+        """Health counters: at least ``bytes_in``, ``frames_ok``, ``rejected_bytes``."""
+        ...
+
+
+class Encoder(Protocol):
+    """Device side of a wire protocol, used by the simulators."""
+
+    def encode(self, event: DeviceEvent) -> bytes:
+        """The bytes a device sends for ``event``; raise :class:`NotCarriedError` if it can't."""
+        ...
+
+
+class CodecError(ValueError):
+    """Base of the codec errors (never raised by a decoder)."""
+
+
+class NotCarriedError(CodecError):
+    """The protocol has no way to carry this event."""
+
+    def __init__(self, codec: str, event: DeviceEvent) -> None:
+        self.codec = codec
+        self.event = event
+        super().__init__(f"the {codec} protocol cannot carry {type(event).__name__}")
+
+
+class UnknownCodecError(CodecError, LookupError):
+    """No codec of that name is registered."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        known = ", ".join(sorted(CODEC_MODULES))
+        super().__init__(f"unknown protocol {name!r}; known: {known}")
+
+
+@dataclass(frozen=True, slots=True)
+class Codec:
+    """One wire protocol: its name, what it can carry, and factories for both sides.
+
+    ``heartbeat_timeout`` is the silence (seconds) after which the host may declare the
+    link down, or ``None`` when the protocol has no heartbeat.
+    """
+
+    name: str
+    carries: frozenset[type[DeviceEvent]]
+    decoder: Callable[[], Decoder]
+    encoder: Callable[[], Encoder]
+    heartbeat_timeout: float | None = None
+
+    def can_carry(self, event: DeviceEvent) -> bool:
+        """Whether this protocol has a message for ``event``."""
+        return type(event) in self.carries
+
+
+def codec_names() -> list[str]:
+    """The names of the registered codecs, sorted."""
+    return sorted(CODEC_MODULES)
+
+
+def get_codec(name: str) -> Codec:
+    """The codec registered as ``name``; raise :class:`UnknownCodecError` otherwise."""
+    module_name = CODEC_MODULES.get(name)
+    if module_name is None:
+        raise UnknownCodecError(name)
+    codec = importlib.import_module(module_name).CODEC
+    if not isinstance(codec, Codec):
+        raise TypeError(f"{module_name}.CODEC is not a Codec")
+    return codec

@@ -1,0 +1,243 @@
+"""The ``framed`` codec: frames between garbage, CRC, stuffing, sequence, acknowledgements."""
+
+from __future__ import annotations
+
+import binascii
+import itertools
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from baccarat.cards import ALL_CARDS, parse_card
+from baccarat.drivers import framed
+from baccarat.drivers.codec import get_codec
+from baccarat.drivers.events import (
+    BUTTONS,
+    CardDrawn,
+    CutCard,
+    DealerButton,
+    DeviceEvent,
+    DeviceFault,
+    Heartbeat,
+    Rejected,
+    ShoeInserted,
+    ShoeRemoved,
+    ShuffleDone,
+    ShuffleStarted,
+    UnreadableCard,
+)
+from baccarat.drivers.framed import (
+    ACK,
+    FramedDecoder,
+    FramedEncoder,
+    FramedSender,
+    ack_frame,
+    crc16,
+    encode_frame,
+    stuff,
+    unstuff,
+)
+
+device_events = st.one_of(
+    st.builds(CardDrawn, st.sampled_from(ALL_CARDS)),
+    st.builds(UnreadableCard, st.binary(max_size=framed.MAX_PAYLOAD)),
+    st.sampled_from([CutCard(), ShoeInserted(), ShoeRemoved(), ShuffleStarted(), ShuffleDone()]),
+    st.sampled_from([Heartbeat()]),
+    st.builds(DealerButton, st.sampled_from(BUTTONS)),
+    st.builds(
+        DeviceFault,
+        st.integers(0, 0xFFFF),
+        st.text(max_size=20).filter(lambda t: len(t.encode()) <= 62),
+    ),
+)
+
+
+def with_seq(event: DeviceEvent, seq: int) -> DeviceEvent:
+    fields = {f: getattr(event, f) for f in event.__dataclass_fields__ if f != "seq"}
+    return type(event)(**fields, seq=seq)
+
+
+def chunked(data: bytes, cuts: list[int]) -> list[bytes]:
+    points = sorted({c % (len(data) + 1) for c in cuts} | {0, len(data)})
+    return [data[a:b] for a, b in itertools.pairwise(points)]
+
+
+def test_crc_is_ccitt_false_with_a_zero_residue() -> None:
+    assert crc16(b"123456789") == 0x29B1
+    assert crc16(b"123456789") == binascii.crc_hqx(b"123456789", 0xFFFF)
+    body = b"\x02\x05\x10\x01S"
+    assert binascii.crc_hqx(body + crc16(body).to_bytes(2, "big"), 0xFFFF) == 0
+
+
+def test_worked_example_of_protocol_md() -> None:
+    # ace of spades, sequence 5: the example written out in PROTOCOL.md
+    frame = encode_frame(5, framed.CARD, bytes((1, ord("S"))))
+    assert (
+        frame.hex(" ")
+        == "7e 02 05 10 01 53 " + crc16(b"\x02\x05\x10\x01\x53").to_bytes(2, "big").hex(" ") + " 7e"
+    )
+
+
+def test_stuffing_round_trips_and_hides_flags() -> None:
+    raw = bytes(range(256)) * 2
+    stuffed = stuff(raw)
+    assert b"\x7e" not in stuffed
+    assert unstuff(stuffed) == raw
+    assert unstuff(b"\x7d\x41") is None
+    assert unstuff(b"ab\x7d") is None
+
+
+def test_every_event_round_trips_with_its_sequence_number() -> None:
+    events: list[DeviceEvent] = [CardDrawn(card) for card in ALL_CARDS]
+    events += [CutCard(), ShoeInserted(), ShoeRemoved(), ShuffleStarted(), ShuffleDone()]
+    events += [DealerButton(b) for b in BUTTONS] + [Heartbeat(), UnreadableCard(b"\x7e\x7d")]
+    events += [DeviceFault(513, "card jam ✋")]
+    encoder, decoder = FramedEncoder(), FramedDecoder()
+    stream = b"".join(encoder.encode(e) for e in events)
+    assert decoder.feed(stream) == [with_seq(e, i % 256) for i, e in enumerate(events)]
+    assert decoder.rejected_bytes == 0
+    assert decoder.pending_output() == ack_frame(len(events) - 1)
+    assert decoder.pending_output() == b""
+
+
+def test_crc_error_names_expected_and_received_values() -> None:
+    frame = bytearray(encode_frame(7, framed.CARD, b"\x0d\x48"))
+    frame[4] ^= 0x01  # rank 13 -> 12
+    events = FramedDecoder().feed(bytes(frame))
+    assert len(events) == 1
+    assert isinstance(events[0], Rejected)
+    good = crc16(bytes(frame[1:5]) + b"\x48")
+    assert f"expected 0x{good:04X}" in events[0].reason
+    assert f"received 0x{int.from_bytes(frame[6:8], 'big'):04X}" in events[0].reason
+
+
+def test_duplicates_are_dropped_and_acknowledged_again() -> None:
+    encoder, decoder = FramedEncoder(), FramedDecoder()
+    frames = [encoder.encode(CardDrawn(c)) for c in ALL_CARDS[:3]]
+    assert len(decoder.feed(frames[0] + frames[1])) == 2
+    assert decoder.pending_output() == ack_frame(1)
+    assert decoder.feed(frames[1]) == []  # retransmitted: the ACK was lost
+    assert decoder.pending_output() == ack_frame(1)
+    assert decoder.feed(frames[2]) == [CardDrawn(ALL_CARDS[2], seq=2)]
+    assert decoder.counters["duplicates"] == 1
+
+
+def test_a_gap_is_not_delivered_until_the_missing_frame_comes() -> None:
+    encoder, decoder = FramedEncoder(), FramedDecoder()
+    frames = [encoder.encode(CardDrawn(c)) for c in ALL_CARDS[:3]]
+    decoder.feed(frames[0])
+    assert decoder.feed(frames[2]) == []
+    assert decoder.pending_output() == ack_frame(0)
+    assert decoder.counters["out_of_order"] == 1
+    assert len(decoder.feed(frames[1] + frames[2])) == 2
+
+
+def test_hello_with_a_new_session_resets_the_sequence() -> None:
+    decoder = FramedDecoder()
+    first = FramedEncoder()
+    decoder.feed(first.hello(1) + first.encode(CutCard()) + first.encode(CutCard()))
+    again = FramedEncoder()  # device restarted: sequence numbers start over
+    events = decoder.feed(again.hello(2) + again.encode(ShoeInserted()))
+    assert events == [ShoeInserted(seq=1)]
+    # a retransmitted HELLO of the same session is a duplicate, not a reset
+    assert decoder.feed(encode_frame(0, framed.HELLO, framed.hello_payload(2))) == []
+    assert decoder.counters["hellos"] == 2
+
+
+def test_bad_payloads_are_reported_but_acknowledged() -> None:
+    decoder = FramedDecoder()
+    events = decoder.feed(
+        encode_frame(0, framed.CARD, b"\x0e\x53")
+        + encode_frame(1, framed.BUTTON, b"\x09")
+        + encode_frame(2, 0x99, b"x")
+        + encode_frame(3, framed.CUT_CARD, b"x")
+    )
+    assert events[0] == UnreadableCard(b"\x0e\x53", seq=0)
+    assert [type(e) for e in events[1:]] == [Rejected, Rejected, Rejected]
+    assert "unknown frame type 0x99" in events[2].reason  # type: ignore[attr-defined]
+    assert decoder.pending_output() == ack_frame(3)
+
+
+def test_registry_gives_both_sides() -> None:
+    codec = get_codec("framed")
+    assert codec.heartbeat_timeout == framed.HEARTBEAT_TIMEOUT
+    frame = codec.encoder().encode(CardDrawn(parse_card("KD")))
+    assert codec.decoder().feed(frame) == [CardDrawn(parse_card("KD"), seq=0)]
+
+
+@given(st.binary(max_size=3000), st.lists(st.integers(min_value=0), max_size=30))
+def test_arbitrary_bytes_in_arbitrary_chunks_never_raise(data: bytes, cuts: list[int]) -> None:
+    decoder = FramedDecoder()
+    for chunk in chunked(data, cuts):
+        decoder.feed(chunk)
+        decoder.pending_output()
+    decoder.resync()
+    counters = decoder.counters
+    assert counters["bytes_in"] == len(data)
+    assert counters["rejected_bytes"] <= len(data)
+
+
+@settings(max_examples=300)
+@given(
+    st.lists(st.tuples(device_events, st.binary(max_size=40)), max_size=40),
+    st.binary(max_size=40),
+    st.lists(st.integers(min_value=0), max_size=40),
+)
+def test_every_frame_between_garbage_is_recovered_exactly_once(
+    pairs: list[tuple[DeviceEvent, bytes]], lead: bytes, cuts: list[int]
+) -> None:
+    encoder = FramedEncoder()
+    stream = lead + b"".join(encoder.encode(event) + garbage for event, garbage in pairs)
+    decoder = FramedDecoder()
+    events: list[DeviceEvent] = []
+    for chunk in chunked(stream, cuts):
+        events += decoder.feed(chunk)
+    events += decoder.resync()
+    delivered = [e for e in events if not isinstance(e, Rejected)]
+    assert delivered == [with_seq(event, i) for i, (event, _) in enumerate(pairs)]
+    garbage_bytes = len(lead) + sum(len(g) for _, g in pairs)
+    assert decoder.rejected_bytes == garbage_bytes
+    rejected_sample = sum(len(e.data) for e in events if isinstance(e, Rejected))
+    assert rejected_sample <= garbage_bytes
+
+
+def test_sender_retransmits_until_acknowledged_and_releases_on_ack() -> None:
+    sender = FramedSender(window=2, retransmit_timeout=0.5, heartbeat_interval=None, session=9)
+    decoder = FramedDecoder()
+    for card in ALL_CARDS[:3]:
+        sender.queue(CardDrawn(card))
+    sent = [sender.next_frame(0.0), sender.next_frame(0.0)]  # HELLO and the first card
+    assert sender.next_frame(0.1) is None  # window full
+    assert sender.next_deadline() == 0.5
+    again = [sender.next_frame(0.6), sender.next_frame(0.6)]
+    assert again == sent
+    assert sender.retransmissions == 2
+    events = decoder.feed(b"".join(f for f in again if f))
+    assert events == [CardDrawn(ALL_CARDS[0], seq=1)]
+    assert sender.receive(decoder.pending_output()) == 2
+    rest = []
+    while (frame := sender.next_frame(0.7)) is not None:
+        rest.append(frame)
+    assert decoder.feed(b"".join(rest)) == [
+        CardDrawn(ALL_CARDS[1], seq=2),
+        CardDrawn(ALL_CARDS[2], seq=3),
+    ]
+    sender.receive(decoder.pending_output())
+    assert sender.idle
+
+
+def test_sender_sends_heartbeats_when_idle() -> None:
+    sender = FramedSender(heartbeat_interval=1.0, session=1)
+    hello = sender.next_frame(0.0)
+    assert hello is not None
+    sender.receive(ack_frame(0))
+    assert sender.next_frame(0.5) is None
+    assert sender.next_deadline() == 1.0
+    beat = sender.next_frame(1.0)
+    assert beat is not None
+    assert FramedDecoder().feed(hello + beat) == [Heartbeat(seq=1)]
+
+
+def test_ack_frame_layout() -> None:
+    assert ack_frame(0x7E)[1:4] == b"\x00\x7d\x5e"  # the sequence byte 0x7E is stuffed
+    assert unstuff(ack_frame(3)[1:-1])[2] == ACK  # type: ignore[index]

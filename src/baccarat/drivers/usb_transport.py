@@ -44,7 +44,7 @@ import random
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from types import TracebackType
 from typing import Any, Final, Self
@@ -100,6 +100,8 @@ class UsbSettings(BaseModel):
     """``bInterfaceNumber`` of the interface with the bulk endpoints."""
     protocol: str = "framed"
     """Codec name (see :mod:`baccarat.drivers.codec`)."""
+    heartbeat_timeout: float | None = Field(None, gt=0)
+    """Seconds of silence that mean the link is down; None: the codec's own timeout."""
     max_reconnect_attempts: int | None = Field(None, ge=1)
     """Give up (state FAILED) after this many failed searches in a row; None: never."""
 
@@ -207,7 +209,7 @@ class UsbTransport:
         self._backend = backend
         codec = get_codec(self.settings.protocol)
         self._decoder: Decoder = codec.decoder()
-        self._silence_limit = codec.heartbeat_timeout
+        self._silence_limit = self.settings.heartbeat_timeout or codec.heartbeat_timeout
         self._backoff = Backoff(rng)
         self._state = LinkState.IDLE
         self._stopping = threading.Event()
@@ -269,8 +271,19 @@ class UsbTransport:
             self._accept(item)
         return self._ready.popleft()
 
-    def __aiter__(self) -> AsyncIterator[DeviceEvent]:
-        return self._iterate()
+    def link_counters(self) -> dict[str, int]:
+        """Every counter in one mapping: the decoder's (frames, CRC errors ...) and the link's."""
+        with self._counter_lock:
+            return {**self._decoder.counters, **self.counters.as_dict()}
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> DeviceEvent:
+        try:
+            return await self.get()
+        except TransportClosedError:
+            raise StopAsyncIteration from None
 
     async def __aenter__(self) -> Self:
         await self.start()
@@ -285,13 +298,6 @@ class UsbTransport:
         await self.stop()
 
     # --- loop side ---------------------------------------------------------------------------
-
-    async def _iterate(self) -> AsyncIterator[DeviceEvent]:
-        while True:
-            try:
-                yield await self.get()
-            except TransportClosedError:
-                return
 
     async def _next_item(self) -> object:
         if self._loop is None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import array
 import errno
+import random
 import threading
 import time
 from collections.abc import Iterator
@@ -36,6 +37,10 @@ from typing import Final, Protocol
 
 import usb.backend
 import usb.core
+
+from baccarat.cards import Card, deck
+from baccarat.drivers import framed
+from baccarat.drivers.events import CardDrawn, ShuffleDone, ShuffleStarted
 
 VIRTUAL_SHUFFLER_VID: Final = 0x1209
 """pid.codes' vendor id; its product ids 0x0001..0x000F are reserved for testing."""
@@ -47,6 +52,11 @@ ENDPOINT_IN: Final = 0x81
 ENDPOINT_OUT: Final = 0x01
 INTERFACE_NUMBER: Final = 0
 CONFIGURATION_VALUE: Final = 1
+
+RETRANSMIT_TIMEOUT = framed.RETRANSMIT_TIMEOUT
+"""Seconds the shuffler waits for an acknowledgement before sending its frames again."""
+HEARTBEAT_INTERVAL = framed.HEARTBEAT_INTERVAL
+"""Seconds of silence after which the shuffler sends a HEARTBEAT frame."""
 
 _LIBUSB_ERRORS: Final = {
     # libusb error code: (message, errno), as usb.backend.libusb1 reports them.
@@ -260,11 +270,17 @@ class EmulatedUsbDevice:
         return max(0.0, min(times) - now) if times else None
 
     def _take_transfer(self, size: int) -> bytes:
-        """Whole packets up to ``size`` bytes; a short packet ends the transfer."""
-        packet, available = self.packet_size, len(self._in_fifo)
-        if min(packet, available) > size:
+        """Packets up to ``size`` bytes; a short packet (< wMaxPacketSize) ends the transfer."""
+        available, count = len(self._in_fifo), 0
+        while count < available:
+            step = min(self.packet_size, available - count)
+            if count + step > size:
+                break
+            count += step
+            if step < MAX_PACKET_SIZE:
+                break
+        if count == 0:
             raise usb_error(_OVERFLOW)
-        count = min(available, size // packet * packet) if size >= packet else available
         chunk = bytes(self._in_fifo[:count])
         del self._in_fifo[:count]
         self.bytes_in += count
@@ -506,3 +522,139 @@ def _string_descriptor(strings: tuple[str, ...], index: int) -> bytes:
     else:
         raise usb_error(_PIPE)
     return bytes([2 + len(body), 0x03]) + body
+
+
+# --- the shuffler ----------------------------------------------------------------------------
+
+
+def shuffled_shoe(decks: int, seed: int | None) -> list[Card]:
+    """``decks`` fresh decks shuffled by ``random.Random(seed)``: the same seed, the same shoe."""
+    cards = deck(decks)
+    random.Random(seed).shuffle(cards)
+    return cards
+
+
+class ShufflerFirmware:
+    """The shuffler's firmware: shuffles a shoe and deals it as ``framed`` frames.
+
+    At power-up it sends HELLO, then ShuffleStarted and ShuffleDone, then one CardDrawn
+    frame per card, every ``pace`` seconds (0: as fast as the window allows). The
+    reliability is :class:`baccarat.drivers.framed.FramedSender`'s: at most ``window``
+    frames unacknowledged, all of them sent again after :data:`RETRANSMIT_TIMEOUT`, and a
+    HEARTBEAT after :data:`HEARTBEAT_INTERVAL` of silence. Implements :class:`UsbFunction`.
+    """
+
+    def __init__(
+        self,
+        decks: int = 8,
+        seed: int | None = None,
+        *,
+        pace: float = 0.0,
+        window: int = framed.WINDOW,
+        heartbeat: bool = True,
+        session: int | None = None,
+    ) -> None:
+        self.shoe = shuffled_shoe(decks, seed)
+        self.pace = pace
+        self.sender = framed.FramedSender(
+            window=window,
+            retransmit_timeout=RETRANSMIT_TIMEOUT,
+            heartbeat_interval=HEARTBEAT_INTERVAL if heartbeat else None,
+            session=session,
+        )
+        self.sender.queue(ShuffleStarted())
+        self.sender.queue(ShuffleDone())
+        self.cards_queued = 0
+        self._dealing_since: float | None = None
+        self.unplugs = 0
+
+    @property
+    def dealt_all(self) -> bool:
+        """Every card of the shoe was sent and acknowledged."""
+        return self.cards_queued == len(self.shoe) and self.sender.idle
+
+    def take_in(self, now: float) -> bytes:
+        """Queue the cards now due, then every frame the window and the clock allow."""
+        self._draw_due_cards(now)
+        frames = bytearray()
+        while (frame := self.sender.next_frame(now)) is not None:
+            frames += frame
+        return bytes(frames)
+
+    def next_wakeup(self, now: float) -> float | None:
+        """The next retransmission, heartbeat or paced card, whichever comes first."""
+        times = [self.sender.next_deadline(), self._next_card_due()]
+        return min((t for t in times if t is not None), default=None)
+
+    def receive_out(self, data: bytes, now: float) -> None:
+        """Acknowledgements from the host release frames from the window."""
+        self.sender.receive(data)
+
+    def unplugged(self) -> None:
+        """The frames in flight are lost on the wire; the sender retransmits them later."""
+        self.unplugs += 1
+
+    def _draw_due_cards(self, now: float) -> None:
+        if self._dealing_since is None:
+            self._dealing_since = now
+        while self.cards_queued < len(self.shoe):
+            due = self._next_card_due()
+            if due is not None and due > now:
+                return
+            self.sender.queue(CardDrawn(self.shoe[self.cards_queued]))
+            self.cards_queued += 1
+
+    def _next_card_due(self) -> float | None:
+        if self.cards_queued >= len(self.shoe) or self._dealing_since is None:
+            return None
+        return self._dealing_since + self.pace * (self.cards_queued + 1)
+
+
+class VirtualShuffler:
+    """A shuffler plugged into its own emulated bus: pass :attr:`backend` to pyusb.
+
+    ``packet_size`` below 64 makes the device send short packets, splitting frames more.
+    """
+
+    def __init__(
+        self,
+        decks: int = 8,
+        seed: int | None = None,
+        *,
+        pace: float = 0.0,
+        window: int = framed.WINDOW,
+        heartbeat: bool = True,
+        packet_size: int = MAX_PACKET_SIZE,
+        vendor_id: int = VIRTUAL_SHUFFLER_VID,
+        product_id: int = VIRTUAL_SHUFFLER_PID,
+    ) -> None:
+        self.firmware = ShufflerFirmware(decks, seed, pace=pace, window=window, heartbeat=heartbeat)
+        self.device = EmulatedUsbDevice(
+            self.firmware, vendor_id=vendor_id, product_id=product_id, packet_size=packet_size
+        )
+        self.backend = EmulatedUsbBackend(self.device)
+
+    @property
+    def shoe(self) -> list[Card]:
+        """The cards in the order the shuffler deals them."""
+        return self.firmware.shoe
+
+    @property
+    def attached(self) -> bool:
+        """Whether the cable is plugged in."""
+        return self.device.attached
+
+    def detach(self) -> None:
+        """Pull the USB cable."""
+        self.device.detach()
+
+    def attach(self) -> None:
+        """Plug the USB cable back in."""
+        self.device.attach()
+
+    def counters(self) -> dict[str, int]:
+        """The firmware's sender counters and cards dealt, read consistently."""
+        with self.device.lock:
+            counters = self.firmware.sender.counters
+            counters.update(cards_queued=self.firmware.cards_queued, unplugs=self.firmware.unplugs)
+            return counters

@@ -1,0 +1,283 @@
+"""The real USB driver against the virtual shuffler, through pyusb."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Callable
+
+import pytest
+import usb.core
+import usb.util
+
+from baccarat.cards import Card
+from baccarat.drivers import usb_transport
+from baccarat.drivers.events import (
+    CardDrawn,
+    DeviceEvent,
+    Heartbeat,
+    LinkDown,
+    LinkUp,
+    Rejected,
+)
+from baccarat.drivers.usb_transport import (
+    Backoff,
+    LinkState,
+    TransportClosedError,
+    UsbSettings,
+    UsbTransport,
+)
+from baccarat.sim_hardware import virtual_shuffler
+from baccarat.sim_hardware.virtual_shuffler import VirtualShuffler
+
+FULL_SHOE = 8 * 52
+DEAL_TIMEOUT = 10.0
+"""Seconds a test waits for its cards before it fails (a full shoe takes well under 1 s)."""
+OnEvent = Callable[[DeviceEvent, list[Card]], None]
+
+
+async def deal(
+    link: UsbTransport,
+    cards: int,
+    on_event: OnEvent = lambda event, cards: None,
+) -> tuple[list[Card], list[DeviceEvent]]:
+    """Read events until ``cards`` cards arrived; return the cards and every other event."""
+    drawn: list[Card] = []
+    others: list[DeviceEvent] = []
+    async with asyncio.timeout(DEAL_TIMEOUT):
+        async for event in link:
+            if isinstance(event, CardDrawn):
+                drawn.append(event.card)
+            else:
+                others.append(event)
+            on_event(event, drawn)
+            if len(drawn) == cards:
+                break
+    return drawn, others
+
+
+def kinds(events: list[DeviceEvent]) -> list[str]:
+    return [type(e).__name__ for e in events]
+
+
+def link_events(events: list[DeviceEvent]) -> list[str]:
+    return [type(e).__name__ for e in events if isinstance(e, LinkUp | LinkDown)]
+
+
+def assert_no_rejected(events: list[DeviceEvent]) -> None:
+    rejected = [e for e in events if isinstance(e, Rejected)]
+    assert not rejected, rejected
+
+
+@pytest.mark.parametrize("packet_size", [64, 5])
+async def test_reads_a_full_8_deck_shoe_exactly(packet_size: int) -> None:
+    shuffler = VirtualShuffler(decks=8, seed=2024, packet_size=packet_size)
+    async with UsbTransport(backend=shuffler.backend) as link:
+        cards, others = await deal(link, FULL_SHOE)
+        assert link.state is LinkState.CONNECTED
+        assert shuffler.backend.open_handle_count == 1
+    assert cards == shuffler.shoe
+    assert kinds(others[:3]) == ["LinkUp", "ShuffleStarted", "ShuffleDone"]
+    assert_no_rejected(others)
+    counters = link.link_counters()
+    assert counters["crc_errors"] == counters["duplicates"] == counters["usb_errors"] == 0
+    assert counters["frames_ok"] == FULL_SHOE + 3  # HELLO, ShuffleStarted, ShuffleDone
+    assert counters["bytes_in"] == link.decoder_counters["bytes_in"] > FULL_SHOE * 7
+    assert link.counters.bytes_out > 0
+    assert link.state is LinkState.STOPPED
+    assert shuffler.backend.open_handle_count == 0
+
+
+async def test_recovers_from_a_detach_mid_shoe() -> None:
+    shuffler = VirtualShuffler(decks=8, seed=99)
+    handles_at_link_up: list[int] = []
+
+    def unplug_and_replug(event: DeviceEvent, cards: list[Card]) -> None:
+        if isinstance(event, CardDrawn) and len(cards) == 150:
+            shuffler.detach()
+        elif isinstance(event, LinkDown):
+            asyncio.get_running_loop().call_later(0.1, shuffler.attach)
+        elif isinstance(event, LinkUp):
+            handles_at_link_up.append(shuffler.backend.open_handle_count)
+
+    async with UsbTransport(backend=shuffler.backend) as link:
+        cards, others = await deal(link, FULL_SHOE, unplug_and_replug)
+    assert cards == shuffler.shoe  # nothing lost, nothing twice
+    assert link_events(others) == ["LinkUp", "LinkDown", "LinkUp"]
+    down = next(e for e in others if isinstance(e, LinkDown))
+    assert "No such device" in down.reason
+    assert handles_at_link_up == [1, 1]  # the old handle was released before reopening
+    assert link.counters.reconnects == 1
+    assert link.counters.usb_errors >= 1
+    assert shuffler.firmware.sender.retransmissions > 0
+    assert shuffler.backend.open_handle_count == 0
+
+
+async def test_survives_several_unplugs_of_different_lengths() -> None:
+    shuffler = VirtualShuffler(decks=2, seed=5, packet_size=13)
+    plan = [(20, 0.0), (45, 0.2), (50, 0.05), (90, 0.3)]  # (after this many cards, unplugged for)
+
+    def unplug(event: DeviceEvent, cards: list[Card]) -> None:
+        if plan and len(cards) >= plan[0][0] and shuffler.attached:
+            _, seconds = plan.pop(0)
+            shuffler.detach()
+            asyncio.get_running_loop().call_later(seconds, shuffler.attach)
+
+    async with UsbTransport(backend=shuffler.backend) as link:
+        cards, others = await deal(link, 104, unplug)
+    assert cards == shuffler.shoe
+    assert link_events(others) == ["LinkUp"] + ["LinkDown", "LinkUp"] * 4
+    assert link.counters.reconnects == 4
+
+
+async def test_waits_for_a_shuffler_plugged_in_later() -> None:
+    shuffler = VirtualShuffler(decks=1, seed=1)
+    shuffler.detach()
+    async with UsbTransport(backend=shuffler.backend) as link:
+        await asyncio.sleep(0.1)
+        assert link.state is LinkState.SEARCHING
+        shuffler.attach()
+        cards, others = await deal(link, 52)
+    assert cards == shuffler.shoe
+    assert link_events(others) == ["LinkUp"]
+    assert link.counters.reconnects == 0
+
+
+async def test_a_full_queue_holds_the_device_back_and_loses_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(usb_transport, "QUEUE_SIZE", 2)
+    shuffler = VirtualShuffler(decks=1, seed=3, packet_size=8)
+    async with UsbTransport(backend=shuffler.backend) as link:
+        drawn: list[Card] = []
+        while len(drawn) < 52:
+            event = await asyncio.wait_for(link.get(), 5)
+            if isinstance(event, CardDrawn):
+                drawn.append(event.card)
+            if len(drawn) % 10 == 0:
+                await asyncio.sleep(0.08)  # a slow consumer: the device retransmits meanwhile
+    assert drawn == shuffler.shoe
+    assert shuffler.firmware.sender.retransmissions > 0
+    assert link.decoder_counters["duplicates"] > 0
+
+
+async def test_stop_is_prompt_while_the_queue_is_full(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(usb_transport, "QUEUE_SIZE", 1)
+    shuffler = VirtualShuffler(decks=1, seed=3, packet_size=4)
+    link = UsbTransport(backend=shuffler.backend)
+    await link.start()
+    await asyncio.sleep(0.1)  # nobody consumes: the reader waits for room
+    async with asyncio.timeout(1):
+        await link.stop()
+    assert shuffler.backend.open_handle_count == 0
+
+
+async def test_stop_is_prompt_while_searching(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(usb_transport, "RECONNECT_DELAY_MIN", 30.0)
+    monkeypatch.setattr(usb_transport, "RECONNECT_DELAY_MAX", 30.0)
+    shuffler = VirtualShuffler(decks=1)
+    shuffler.detach()
+    link = UsbTransport(backend=shuffler.backend)
+    await link.start()
+    await asyncio.sleep(0.05)
+    async with asyncio.timeout(1):
+        await link.stop()
+
+
+async def test_after_stop_the_stream_ends_and_stop_may_be_repeated() -> None:
+    shuffler = VirtualShuffler(decks=1, seed=8)
+    link = UsbTransport(backend=shuffler.backend)
+    await link.start()
+    assert isinstance(await link.get(), LinkUp)
+    await link.stop()
+    await link.stop()
+    remaining = [event async for event in link]  # whatever was queued, then the end
+    assert all(not isinstance(e, LinkDown) for e in remaining)
+    with pytest.raises(TransportClosedError):
+        await link.get()
+
+
+async def test_get_before_start_raises() -> None:
+    with pytest.raises(TransportClosedError):
+        await UsbTransport(backend=VirtualShuffler(decks=1).backend).get()
+
+
+async def test_gives_up_after_the_configured_attempts() -> None:
+    shuffler = VirtualShuffler(decks=1)
+    shuffler.detach()
+    settings = UsbSettings(max_reconnect_attempts=3)
+    async with UsbTransport(settings, backend=shuffler.backend) as link:
+        event = await asyncio.wait_for(link.get(), 5)
+        assert isinstance(event, LinkDown)
+        assert "giving up" in event.reason
+        assert link.state is LinkState.FAILED
+
+
+async def test_silence_past_the_heartbeat_timeout_means_link_down() -> None:
+    shuffler = VirtualShuffler(decks=0, heartbeat=False)
+    settings = UsbSettings(heartbeat_timeout=0.2)
+    async with UsbTransport(settings, backend=shuffler.backend) as link:
+        events = [await asyncio.wait_for(link.get(), 2) for _ in range(5)]
+    assert kinds(events) == ["LinkUp", "ShuffleStarted", "ShuffleDone", "LinkDown", "LinkUp"]
+    down = events[3]
+    assert isinstance(down, LinkDown)
+    assert "heartbeat" in down.reason
+
+
+async def test_heartbeats_keep_an_idle_link_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(virtual_shuffler, "HEARTBEAT_INTERVAL", 0.05)
+    shuffler = VirtualShuffler(decks=0)
+    settings = UsbSettings(heartbeat_timeout=0.3)
+    async with UsbTransport(settings, backend=shuffler.backend) as link:
+        events = [await asyncio.wait_for(link.get(), 2) for _ in range(13)]
+    assert kinds(events[:3]) == ["LinkUp", "ShuffleStarted", "ShuffleDone"]
+    assert all(isinstance(e, Heartbeat) for e in events[3:])
+    assert link.counters.reconnects == 0
+
+
+async def test_another_vendor_id_is_not_claimed() -> None:
+    shuffler = VirtualShuffler(decks=1, vendor_id=0x1209, product_id=0x0002)
+    settings = UsbSettings(max_reconnect_attempts=1)
+    async with UsbTransport(settings, backend=shuffler.backend) as link:
+        event = await asyncio.wait_for(link.get(), 2)
+    assert isinstance(event, LinkDown)
+    assert "giving up" in event.reason
+    assert shuffler.backend.open_handle_count == 0
+
+
+async def test_a_busy_interface_is_retried_until_released() -> None:
+    shuffler = VirtualShuffler(decks=1, seed=6)
+    squatter = usb.core.find(idVendor=0x1209, idProduct=0x0001, backend=shuffler.backend)
+    squatter.set_configuration()
+    usb.util.claim_interface(squatter, 0)
+    async with UsbTransport(backend=shuffler.backend) as link:
+        await asyncio.sleep(0.1)
+        assert link.state is LinkState.SEARCHING
+        assert link.counters.usb_errors > 0  # EBUSY, retried with backoff
+        usb.util.dispose_resources(squatter)
+        cards, _ = await deal(link, 52)
+    assert cards == shuffler.shoe
+
+
+async def test_a_serial_number_selects_the_device() -> None:
+    shuffler = VirtualShuffler(decks=1, seed=4)
+    settings = UsbSettings(serial_number="VS-0001")
+    async with UsbTransport(settings, backend=shuffler.backend) as link:
+        cards, _ = await deal(link, 52)
+    assert cards == shuffler.shoe
+
+
+def test_settings_default_to_the_pid_codes_test_ids() -> None:
+    settings = UsbSettings()
+    assert (settings.vendor_id, settings.product_id) == (0x1209, 0x0001)
+    assert settings.protocol == "framed"
+
+
+def test_backoff_doubles_up_to_the_cap_with_jitter_and_resets() -> None:
+    backoff = Backoff(random.Random(0))
+    low, high = 1 - usb_transport.RECONNECT_JITTER, 1 + usb_transport.RECONNECT_JITTER
+    bases = [min(0.05, 0.01 * 2**n) for n in range(6)]  # the fast_timeouts fixture's values
+    for base in bases:
+        assert base * low <= backoff.next_delay() <= base * high
+    backoff.reset()
+    assert backoff.next_delay() <= 0.01 * high

@@ -18,6 +18,7 @@ is ``binascii.crc_hqx`` (CRC-16/CCITT, polynomial 0x1021) checked by its zero re
 from __future__ import annotations
 
 import binascii
+import functools
 import random
 from collections import deque
 from collections.abc import Callable
@@ -101,9 +102,9 @@ def crc16(data: bytes) -> int:
 
 def stuff(body: bytes) -> bytes:
     """Escape the flag and escape bytes of a frame body (0x7E -> 7D 5E, 0x7D -> 7D 5D)."""
-    if b"\x7d" in body:
+    if ESC in body:
         body = body.replace(b"\x7d", b"\x7d\x5d")
-    if b"\x7e" in body:
+    if FLAG in body:
         body = body.replace(b"\x7e", b"\x7d\x5e")
     return body
 
@@ -152,9 +153,34 @@ def event_frame_parts(event: DeviceEvent) -> tuple[int, bytes]:
     raise NotCarriedError("framed", event)
 
 
+@functools.cache
+def known_frames() -> dict[bytes, DeviceEvent]:
+    """Every valid frame of a small value space, as it is on the wire between its flags,
+    with its event: cards, dealer buttons and payload-less events, with every sequence
+    number (about 16,600 frames, built once per process in a few tens of milliseconds).
+
+    A run of bytes found here is byte-identical to a valid frame, so the decoder skips the
+    CRC and the parsing for it: the decoder's fast path.
+    """
+    events: list[DeviceEvent] = [CardDrawn(card) for card in ALL_CARDS]
+    events += [DealerButton(button) for button in BUTTONS]
+    events += [event_type() for event_type in _EMPTY_FRAMES]
+    table: dict[bytes, DeviceEvent] = {}
+    for event in events:
+        frame_type, payload = event_frame_parts(event)
+        fields = {f: getattr(event, f) for f in event.__dataclass_fields__ if f != "seq"}
+        for seq in range(256):
+            table[encode_frame(seq, frame_type, payload)[1:-1]] = type(event)(**fields, seq=seq)
+    return table
+
+
 def hello_payload(session: int) -> bytes:
     """Payload of a HELLO frame: protocol version and the device's 16-bit session id."""
     return bytes((PROTOCOL_VERSION,)) + (session & 0xFFFF).to_bytes(2, "big")
+
+
+Piece = bytes | Rejected
+"""What :meth:`FrameSplitter.split` yields: a valid frame body, or bytes it rejected."""
 
 
 class FrameSplitter:
@@ -168,7 +194,8 @@ class FrameSplitter:
     def __init__(self) -> None:
         self._partial = b""
         self._hunting = True
-        self._flag_claimed = False
+        self.flag_claimed = False
+        """Whether the last flag seen closed a valid frame (then it is not a rejected byte)."""
         self.bytes_in = 0
         self.frames_ok = 0
         self.rejected_bytes = 0
@@ -176,57 +203,97 @@ class FrameSplitter:
         self.crc_errors = 0
         self.malformed = 0
 
-    def split(self, data: bytes, events: list[DeviceEvent]) -> list[bytes]:
-        """Feed ``data``; return the unstuffed bodies (header, payload, CRC) of valid frames."""
+    def split(self, data: bytes) -> list[Piece]:
+        """Feed ``data``; return, in stream order, valid frame bodies (unstuffed: header,
+        payload, CRC) and :class:`Rejected` events for everything else."""
+        out: list[Piece] = []
+        segments, tail = self.cut(data, out)
+        self._segments(segments, out)
+        self.keep(tail, out)
+        return out
+
+    def cut(self, data: bytes, out: list[Piece]) -> tuple[list[bytes], bytes]:
+        """First half of :meth:`split`: the complete runs between flags, and the tail.
+
+        A caller with its own fast loop judges each run (:meth:`judge` for the hard ones)
+        and then hands the tail to :meth:`keep`.
+        """
         self.bytes_in += len(data)
         if self._hunting:
             start = data.find(_FLAG_BYTE)
             if start < 0:
-                self._reject(data, "no frame start flag", events)
-                return []
+                self._reject(data, "no frame start flag", out)
+                return [], b""
             if start:
-                self._reject(data[:start], "bytes before a frame start flag", events)
+                self._reject(data[:start], "bytes before a frame start flag", out)
             self._hunting = False
-            self._flag_claimed = False
+            self.flag_claimed = False
             buffer = data[start + 1 :]
         else:
             buffer = self._partial + data if self._partial else data
         segments = buffer.split(_FLAG_BYTE)
         tail = segments.pop()
-        bodies = [body for seg in segments if (body := self._segment(seg, events)) is not None]
-        self._keep(tail, events)
-        return bodies
+        return segments, tail
 
-    def resync(self, events: list[DeviceEvent]) -> None:
+    def _segments(self, segments: list[bytes], out: list[Piece]) -> None:
+        """Judge each run of bytes between two flags; the common case stays in this loop."""
+        claimed = self.flag_claimed
+        crc = binascii.crc_hqx
+        fast = 0
+        for seg in segments:
+            if seg:
+                if len(seg) == seg[0] + _OVERHEAD and not crc(seg, CRC_INIT) and 0x7D not in seg:
+                    out.append(seg)
+                    claimed = True
+                    fast += 1
+                    continue
+            elif claimed:
+                claimed = False
+                continue
+            claimed = self.judge(seg, claimed, out)
+        self.flag_claimed = claimed
+        self.frames_ok += fast
+
+    def resync(self) -> list[Piece]:
         """Drop a partial frame (the stream was interrupted) and start hunting for a flag."""
+        out: list[Piece] = []
         if not self._hunting:
-            lead = b"" if self._flag_claimed else _FLAG_BYTE
+            lead = b"" if self.flag_claimed else _FLAG_BYTE
             if lead or self._partial:
-                self._reject(lead + self._partial, "incomplete frame at interruption", events)
+                self._reject(lead + self._partial, "incomplete frame at interruption", out)
         self._partial = b""
         self._hunting = True
+        return out
 
-    def _segment(self, seg: bytes, events: list[DeviceEvent]) -> bytes | None:
-        """Judge the bytes between two flags; settle the opening flag's accounting."""
-        lead = b"" if self._flag_claimed else _FLAG_BYTE
+    def judge(self, seg: bytes, claimed: bool, out: list[Piece]) -> bool:
+        """The slow path: one run between flags, stuffed or invalid; appends to ``out``.
+
+        ``claimed`` says whether the opening flag belongs to the frame before; returns
+        whether the closing flag belongs to this one (it was a valid frame).
+        """
+        self.flag_claimed = claimed
+        self._segment(seg, out)
+        return self.flag_claimed
+
+    def _segment(self, seg: bytes, out: list[Piece]) -> None:
+        lead = b"" if self.flag_claimed else _FLAG_BYTE
+        self.flag_claimed = False
         if not seg:
             if lead:
-                self._reject(lead, "flag byte with no frame", events)
-            self._flag_claimed = False
-            return None
-        body = seg if b"\x7d" not in seg else unstuff(seg)
+                self._reject(lead, "flag byte with no frame", out)
+            return
+        body = seg if 0x7D not in seg else unstuff(seg)
         if body is not None and len(body) >= _OVERHEAD and not binascii.crc_hqx(body, CRC_INIT):
             if body[0] + _OVERHEAD == len(body):
                 self.frames_ok += 1
-                self._flag_claimed = True
-                return body
+                self.flag_claimed = True
+                out.append(body)
+                return
             reason = f"length byte says {body[0]} payload bytes, frame has {len(body) - 5}"
             self.malformed += 1
         else:
             reason = self._why_invalid(body)
-        self._reject(lead + seg, reason, events)
-        self._flag_claimed = False
-        return None
+        self._reject(lead + seg, reason, out)
 
     def _why_invalid(self, body: bytes | None) -> str:
         if body is None:
@@ -240,19 +307,20 @@ class FrameSplitter:
         received = int.from_bytes(body[-2:], "big")
         return f"CRC mismatch: expected 0x{expected:04X}, received 0x{received:04X}"
 
-    def _keep(self, tail: bytes, events: list[DeviceEvent]) -> None:
+    def keep(self, tail: bytes, out: list[Piece]) -> None:
+        """Last half of :meth:`split`: keep the unfinished tail, or reject it if too long."""
         if len(tail) <= MAX_STUFFED:
             self._partial = tail
             return
-        lead = b"" if self._flag_claimed else _FLAG_BYTE
-        self._reject(lead + tail, f"more than {MAX_STUFFED} bytes without a flag", events)
+        lead = b"" if self.flag_claimed else _FLAG_BYTE
+        self._reject(lead + tail, f"more than {MAX_STUFFED} bytes without a flag", out)
         self._partial = b""
         self._hunting = True
 
-    def _reject(self, data: bytes, reason: str, events: list[DeviceEvent]) -> None:
+    def _reject(self, data: bytes, reason: str, out: list[Piece]) -> None:
         self.rejected_bytes += len(data)
         self.rejected_frames += 1
-        events.append(Rejected(data[:REJECTED_SAMPLE_MAX], reason))
+        out.append(Rejected(data[:REJECTED_SAMPLE_MAX], reason))
 
     def counters(self) -> dict[str, int]:
         """Counters of the byte stream."""
@@ -311,6 +379,9 @@ def frame_event(frame_type: int, payload: bytes, seq: int) -> DeviceEvent:
     return build(payload, seq)
 
 
+_ANY_SEQ: Final = -1  # no frame accepted yet: the first one sets the sequence
+
+
 class FramedDecoder:
     """Host side of the ``framed`` protocol: events out, acknowledgements to write back.
 
@@ -321,10 +392,11 @@ class FramedDecoder:
 
     def __init__(self) -> None:
         self._splitter = FrameSplitter()
-        self._expected: int | None = None
+        self._expected = _ANY_SEQ
         self._last_accepted: int | None = None
         self._session: int | None = None
         self._ack_due = False
+        self._known_frames = known_frames()
         self.duplicates = 0
         self.out_of_order = 0
         self.hellos = 0
@@ -350,9 +422,48 @@ class FramedDecoder:
         return self._splitter.rejected_bytes
 
     def feed(self, data: bytes) -> list[DeviceEvent]:
-        """Consume ``data``; return the events of the new frames, in order, and rejections."""
-        events: list[DeviceEvent] = []
-        for body in self._splitter.split(data, events):
+        """Consume ``data``; return the events of the new frames and rejections, in order."""
+        splitter = self._splitter
+        pieces: list[Piece] = []
+        segments, tail = splitter.cut(data, pieces)
+        events: list[DeviceEvent] = [p for p in pieces if isinstance(p, Rejected)]
+        claimed = splitter.flag_claimed
+        expected = self._expected
+        known = self._known_frames
+        fast = 0
+        for seg in segments:
+            event = known.get(seg)
+            if event is not None and event.seq == expected:
+                # the common case: a frame already validated once, and next in sequence
+                events.append(event)
+                expected = (expected + 1) & 0xFF
+                claimed = True
+                fast += 1
+            elif not seg and claimed:
+                claimed = False
+            else:
+                self._expected = expected
+                claimed = self._judge(seg, claimed, events)
+                expected = self._expected
+        splitter.flag_claimed = claimed
+        self._expected = expected
+        if fast:
+            splitter.frames_ok += fast
+            self._last_accepted = (expected - 1) & 0xFF
+            self._ack_due = True
+        pieces.clear()
+        splitter.keep(tail, pieces)
+        events.extend(p for p in pieces if isinstance(p, Rejected))
+        return events
+
+    def _judge(self, seg: bytes, claimed: bool, events: list[DeviceEvent]) -> bool:
+        """The general case of :meth:`feed`: validation, HELLO, ACK, duplicates, gaps."""
+        pieces: list[Piece] = []
+        claimed = self._splitter.judge(seg, claimed, pieces)
+        for body in pieces:
+            if isinstance(body, Rejected):
+                events.append(body)
+                continue
             seq = body[1]
             frame_type = body[2]
             if frame_type == ACK:
@@ -361,11 +472,9 @@ class FramedDecoder:
                 continue
             if frame_type == HELLO:
                 self._hello(body[3:-2], seq)
-            if not self._in_sequence(seq):
-                continue
-            if frame_type != HELLO:
+            if self._in_sequence(seq) and frame_type != HELLO:
                 events.append(frame_event(frame_type, body[3:-2], seq))
-        return events
+        return claimed
 
     def pending_output(self) -> bytes:
         """The acknowledgement owed for the frames fed so far (one cumulative ACK), or b''."""
@@ -377,15 +486,13 @@ class FramedDecoder:
 
     def resync(self) -> list[DeviceEvent]:
         """Drop a partial frame; keep the sequence state (the device may retransmit)."""
-        events: list[DeviceEvent] = []
-        self._splitter.resync(events)
-        return events
+        return [piece for piece in self._splitter.resync() if isinstance(piece, Rejected)]
 
     def _in_sequence(self, seq: int) -> bool:
         """Accept ``seq`` if it is the next expected one; count duplicates and gaps."""
         self._ack_due = True
         expected = self._expected
-        if expected is None or seq == expected:
+        if expected in (_ANY_SEQ, seq):
             self._expected = (seq + 1) & 0xFF
             self._last_accepted = seq
             return True
@@ -529,8 +636,8 @@ class FramedSender:
     def receive(self, data: bytes) -> int:
         """Read bytes from the host; return how many frames its ACKs released."""
         released = 0
-        for body in self._splitter.split(data, []):
-            if body[2] == ACK:
+        for body in self._splitter.split(data):
+            if isinstance(body, bytes) and body[2] == ACK:
                 self.acks_in += 1
                 released += self._release(body[1])
         return released

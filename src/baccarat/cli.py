@@ -17,6 +17,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "odds": ("baccarat.controller.odds", "exact probabilities and house edges"),
     "schemas": ("baccarat.controller.schemas_cli", "export the JSON Schemas of the messages"),
     "demo": ("baccarat.demo", "play a simulated shoe with a live board (no hardware)"),
+    "roads": ("baccarat.controller.roads_cli", "replay a recorded shoe and print its roads"),
 }
 
 

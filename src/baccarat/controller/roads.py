@@ -45,7 +45,9 @@ DERIVED_ROADS: Final[tuple[tuple[DerivedRoadName, int], ...]] = (
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # Built on first validation or serialisation, not at import: the text of
+    # ``baccarat roads`` and the engine's ``model_construct`` never need the schema.
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 _M = TypeVar("_M", bound=_Model)
@@ -191,6 +193,7 @@ class ShoeStats(_Model):
 class RoadsMessage(Message):
     """The five roads, the ask rows and the statistics of the current shoe (retained)."""
 
+    model_config = ConfigDict(defer_build=True)
     topic: ClassVar[str] = "roads"
     type: Literal["roads"] = "roads"
     shoe: int

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from baccarat.controller import tableau
-
 from support.tables import Table, of
 
 # Banker's two-card total -> for Player's third card value 0..9, then "no third card":

@@ -7,7 +7,7 @@ makers read the JSON Schemas exported by ``baccarat schemas``, not this file.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -161,20 +161,30 @@ class ShoeMessage(Message):
     demo_rounds: int
 
 
-AnyMessage = Annotated[
-    CardMessage
-    | ResultMessage
-    | AlarmMessage
-    | AlarmClearedMessage
-    | RoundMessage
-    | VoidMessage
-    | ShoeMessage,
-    Field(discriminator="type"),
-]
-MESSAGE_ADAPTER: TypeAdapter[Any] = TypeAdapter(AnyMessage)
+_ADAPTER: TypeAdapter[Any] | None = None
+
+
+def message_types() -> tuple[type[Message], ...]:
+    """Every message model the controller publishes, in a stable order."""
+    from baccarat.controller.roads import RoadsMessage  # roads builds on this module
+
+    return (
+        CardMessage,
+        ResultMessage,
+        AlarmMessage,
+        AlarmClearedMessage,
+        RoundMessage,
+        VoidMessage,
+        ShoeMessage,
+        RoadsMessage,
+    )
 
 
 def parse_message(body: str | bytes) -> Message:
-    """Parse a published JSON body back into its message model."""
-    message: Message = MESSAGE_ADAPTER.validate_json(body)
+    """Parse a published JSON body back into its message model (by its ``type``)."""
+    global _ADAPTER  # noqa: PLW0603 - built once, on first use, to avoid an import cycle
+    if _ADAPTER is None:
+        union = Union[message_types()]  # type: ignore[valid-type]  # noqa: UP007
+        _ADAPTER = TypeAdapter(Annotated[union, Field(discriminator="type")])  # type: ignore[arg-type]
+    message: Message = _ADAPTER.validate_json(body)
     return message

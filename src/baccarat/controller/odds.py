@@ -59,7 +59,7 @@ def outcome_weights(decks: int) -> tuple[int, int, int, int]:
     return wins["banker"], wins["player"], wins["tie"], total
 
 
-def _after_four(
+def _after_four(  # noqa: PLR0917 - the enumeration's hot loop: no wrapping object
     player: list[int], banker: list[int], weight: int, counts: list[int], left: int,
     wins: dict[str, int],
 ) -> None:

@@ -139,6 +139,6 @@ def profile_data_from_toml(path: Path) -> dict[str, Any]:
     table: dict[str, Any] = doc.get("profile", doc)
     base = table.pop("base", None)
     data = dict(PROFILES[base]) if base else {}
-    data.setdefault("name", path.stem)
+    data["name"] = table.pop("name", path.stem)
     data.update(table)
     return data

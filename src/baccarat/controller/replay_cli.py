@@ -31,7 +31,7 @@ def open_input(path: str) -> TextIO:
     """The named file, or standard input for '-'."""
     if path == "-":
         return sys.stdin
-    return open(path, encoding="utf-8", errors="replace")  # noqa: SIM115
+    return open(path, encoding="utf-8", errors="replace")
 
 
 def run(args: argparse.Namespace) -> int:

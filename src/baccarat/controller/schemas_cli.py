@@ -11,33 +11,15 @@ import json
 import sys
 from pathlib import Path
 
-from pydantic import BaseModel
-
 from baccarat.controller import messages
 
 DEFAULT_DIR = Path("schemas")
 
 
-def message_classes() -> list[type[BaseModel]]:
-    """Every message model the controller publishes, in a stable order."""
-    from baccarat.controller.roads import RoadsMessage
-
-    return [
-        messages.CardMessage,
-        messages.ResultMessage,
-        messages.AlarmMessage,
-        messages.AlarmClearedMessage,
-        messages.RoundMessage,
-        messages.VoidMessage,
-        messages.ShoeMessage,
-        RoadsMessage,
-    ]
-
-
 def rendered_schemas() -> dict[str, str]:
     """File name -> JSON Schema text for each message type."""
     out: dict[str, str] = {}
-    for cls in message_classes():
+    for cls in messages.message_types():
         schema = cls.model_json_schema(by_alias=True, mode="serialization")
         type_name = cls.model_fields["type"].default
         schema["$id"] = f"baccarat/{type_name}.schema.json"

@@ -281,3 +281,27 @@ def test_backoff_doubles_up_to_the_cap_with_jitter_and_resets() -> None:
         assert base * low <= backoff.next_delay() <= base * high
     backoff.reset()
     assert backoff.next_delay() <= 0.01 * high
+
+
+async def test_a_slow_consumer_is_not_mistaken_for_a_silent_device(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(usb_transport, "QUEUE_SIZE", 1)
+    shuffler = VirtualShuffler(decks=1, seed=12)
+    settings = UsbSettings(heartbeat_timeout=0.15)
+
+    async with UsbTransport(settings, backend=shuffler.backend) as link:
+        drawn: list[Card] = []
+        others: list[DeviceEvent] = []
+        async with asyncio.timeout(DEAL_TIMEOUT):
+            async for event in link:
+                if isinstance(event, CardDrawn):
+                    drawn.append(event.card)
+                else:
+                    others.append(event)
+                if len(drawn) == 10:
+                    await asyncio.sleep(0.4)  # the reader waits on a full queue meanwhile
+                if len(drawn) == 52:
+                    break
+    assert drawn == shuffler.shoe
+    assert link_events(others) == ["LinkUp"]

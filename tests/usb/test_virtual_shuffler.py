@@ -77,9 +77,9 @@ def test_unacknowledged_frames_are_sent_again_after_the_timeout() -> None:
     host = BareHost(shuffler)
     host.read()
     time.sleep(virtual_shuffler.RETRANSMIT_TIMEOUT)
-    assert host.read() == []  # all four again, dropped by the decoder as duplicates
-    assert host.decoder.counters["duplicates"] == 4
-    assert shuffler.firmware.sender.retransmissions == 4
+    assert host.read() == []  # all four again (once, or more on a slow machine): duplicates
+    assert host.decoder.counters["duplicates"] >= 4
+    assert shuffler.firmware.sender.retransmissions == host.decoder.counters["duplicates"]
     host.close()
 
 

@@ -118,7 +118,10 @@ class LinkState(enum.Enum):
 
 @dataclass(slots=True)
 class UsbCounters:
-    """Link-health counters. Decoder counters (CRC errors ...) are in :attr:`decoder`."""
+    """Link-health counters; the decoder's (frames, CRC errors ...) are separate.
+
+    :meth:`UsbTransport.link_counters` returns both in one mapping.
+    """
 
     bytes_in: int = 0
     bytes_out: int = 0
@@ -177,6 +180,7 @@ class _Link:
 
     @property
     def detail(self) -> str:
+        """Which device, where: for LinkUp and the logs."""
         dev = self.device
         return f"USB {dev.idVendor:04x}:{dev.idProduct:04x} bus {dev.bus} address {dev.address}"
 
@@ -194,7 +198,7 @@ class UsbTransport:
 
     Events are the codec's device events plus :class:`LinkUp` (device claimed) and
     :class:`LinkDown` (device lost: unplugged, I/O error, or silent past the codec's
-    heartbeat timeout), in the order they happened.
+    heartbeat timeout), in the order they happened. One consumer reads them.
     """
 
     def __init__(
@@ -380,7 +384,7 @@ class UsbTransport:
             except (usb.core.USBError, DeviceNotFoundError) as exc:
                 if self._may_retry(exc):
                     continue
-                self._give_up(f"device not found after {self._backoff.failures} tries")
+                self._give_up(f"{exc} (after {self._backoff.failures + 1} tries)")
                 return None
             self._backoff.reset()
             return link
@@ -437,8 +441,7 @@ class UsbTransport:
         with contextlib.suppress(NotImplementedError, usb.core.USBError):
             if device.is_kernel_driver_active(number):
                 device.detach_kernel_driver(number)
-        device.set_configuration()
-        interface = device.get_active_configuration()[(number, 0)]
+        interface = _configuration(device)[(number, 0)]
         usb.util.claim_interface(device, number)
         endpoint_in = _bulk_endpoint(interface, usb.util.ENDPOINT_IN)
         endpoint_out = _bulk_endpoint(interface, usb.util.ENDPOINT_OUT)
@@ -463,10 +466,10 @@ class UsbTransport:
             except usb.core.USBError as exc:
                 self._count("usb_errors")
                 return f"USB error: {exc}"
-            last_data = time.monotonic()
             self._count("bytes_in", len(chunk))
             self._count("transfers_in")
             self._post(bytes(chunk))
+            last_data = time.monotonic()  # after _post: a slow consumer is not silence
         return None
 
     def _silent_since(self, last_data: float) -> bool:
@@ -514,6 +517,18 @@ class UsbTransport:
     def _count(self, name: str, amount: int = 1) -> None:
         with self._counter_lock:
             setattr(self.counters, name, getattr(self.counters, name) + amount)
+
+
+def _configuration(device: Any) -> Any:
+    """The active configuration, selecting the first one if the device has none yet.
+
+    A configured device is left alone: setting the configuration again resets it.
+    """
+    try:
+        return device.get_active_configuration()
+    except usb.core.USBError:
+        device.set_configuration()
+        return device.get_active_configuration()
 
 
 def _bulk_endpoint(interface: Any, direction: int) -> Any:

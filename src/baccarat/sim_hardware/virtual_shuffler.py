@@ -163,7 +163,7 @@ class UsbFunction(Protocol):
     """Firmware behind a device's bulk endpoints. Called with the device's lock held."""
 
     def take_in(self, now: float) -> bytes:
-        """Bytes the firmware puts into the IN FIFO now (may be empty)."""
+        """Bytes the firmware puts into the (empty) IN FIFO now; may be empty."""
         ...
 
     def next_wakeup(self, now: float) -> float | None:
@@ -251,7 +251,8 @@ class EmulatedUsbDevice:
             while True:
                 self.check_alive(generation)
                 now = time.monotonic()
-                self._in_fifo += self.function.take_in(now)
+                if not self._in_fifo:  # the firmware refills only an empty endpoint buffer
+                    self._in_fifo += self.function.take_in(now)
                 if self._in_fifo:
                     return self._take_transfer(size)
                 if deadline is not None and now >= deadline:

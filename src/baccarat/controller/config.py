@@ -1,0 +1,180 @@
+"""The daemon's configuration: a TOML file, overridden by environment variables.
+
+Environment variables are ``BACCARAT_<FIELD>``, nested with ``__``:
+``BACCARAT_TABLE=T07``, ``BACCARAT_BROKER__HOST=10.0.0.5``, ``BACCARAT_DEVICE__PATH=...``.
+A bad configuration is reported naming the field and what is wrong with it
+(:func:`load_config` raises :class:`ConfigError`; ``baccarat run`` then exits with status 2).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from baccarat.controller.profiles import MIN_REAL_DECKS, Profile, load_profile
+
+DEFAULT_JOURNAL = Path("/var/lib/baccarat-controller")
+TABLE_ID = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+TOPIC_PREFIX = r"^[A-Za-z0-9_./-]{1,64}$"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class DeviceConfig(_Section):
+    """Where the shoe or shuffler is and how it speaks."""
+
+    kind: Literal["serial", "usb", "none"] = "serial"
+    path: str | None = Field(
+        default=None, description="Serial device path, or socket://host:port (kind=serial)."
+    )
+    protocol: Literal["line", "framed"] = "line"
+    baud: int = Field(default=9600, gt=0, le=4_000_000)
+    usb_vendor: int = Field(default=0x1209, ge=0, le=0xFFFF)
+    usb_product: int = Field(default=0x0001, ge=0, le=0xFFFF)
+
+    @model_validator(mode="after")
+    def _path_for_serial(self) -> DeviceConfig:
+        if self.kind == "serial" and not self.path:
+            raise ValueError("device.path is required when device.kind is serial")
+        return self
+
+
+class BrokerConfig(_Section):
+    """The table's MQTT broker."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=1883, gt=0, le=65535)
+    username: str | None = None
+    password: SecretStr | None = None
+    password_file: Path | None = Field(
+        default=None, description="A file holding the password (for systemd credentials)."
+    )
+    tls: bool = False
+    ca_file: Path | None = None
+    cert_file: Path | None = None
+    key_file: Path | None = None
+    keepalive: int = Field(default=15, ge=2, le=600, description="Seconds.")
+    client_id: str | None = None
+
+    @model_validator(mode="after")
+    def _files_exist(self) -> BrokerConfig:
+        for name in ("password_file", "ca_file", "cert_file", "key_file"):
+            path = getattr(self, name)
+            if path is not None and not Path(path).is_file():
+                raise ValueError(f"broker.{name}: no such file: {path}")
+        if self.password is not None and self.password_file is not None:
+            raise ValueError("give broker.password or broker.password_file, not both")
+        if (self.cert_file is None) != (self.key_file is None):
+            raise ValueError("broker.cert_file and broker.key_file go together")
+        return self
+
+    def resolved_password(self) -> str | None:
+        """The password, read from ``password_file`` if that is how it was given."""
+        if self.password_file is not None:
+            return self.password_file.read_text(encoding="utf-8").strip()
+        return self.password.get_secret_value() if self.password else None
+
+
+class JournalConfig(_Section):
+    """Where the journal lives and how long it is kept."""
+
+    folder: Path = DEFAULT_JOURNAL
+    fsync: bool = Field(default=True, description="fdatasync each input before acting on it.")
+    retention: int = Field(default=200, ge=1, description="Shoe files kept.")
+
+
+class Config(BaseSettings):
+    """Everything ``baccarat run`` needs."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="BACCARAT_", env_nested_delimiter="__", extra="forbid", frozen=True
+    )
+    toml_path: ClassVar[Path | None] = None
+
+    table: str = Field(pattern=TABLE_ID, description="The table's id, used in topics.")
+    topic_prefix: str = Field(default="baccarat", pattern=TOPIC_PREFIX)
+    profile: str = "macau"
+    rules: dict[str, Any] = Field(
+        default_factory=dict, description="Overrides of the profile's settings."
+    )
+    allow_test_decks: bool = Field(
+        default=False, description="Accept fewer than 6 decks (tests and demos only)."
+    )
+    device: DeviceConfig = DeviceConfig(kind="none")
+    broker: BrokerConfig = BrokerConfig()
+    journal: JournalConfig = JournalConfig()
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Init arguments, then the environment, then the TOML file."""
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        if cls.toml_path is not None:
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=cls.toml_path))
+        return tuple(sources)
+
+    def rule_profile(self) -> Profile:
+        """The rule profile with this table's overrides."""
+        profile = load_profile(self.profile, **self.rules)
+        if profile.decks < MIN_REAL_DECKS and not self.allow_test_decks:
+            raise ValueError(
+                f"a real table uses {MIN_REAL_DECKS} to 12 decks, not {profile.decks} "
+                "(set allow_test_decks = true for tests)"
+            )
+        return profile
+
+    def topic(self, name: str) -> str:
+        """The full topic of one of the table's subtopics."""
+        return f"{self.topic_prefix}/{self.table}/{name}"
+
+
+class ConfigError(Exception):
+    """A configuration that cannot be used; the text names the field and the problem."""
+
+
+def load_config(path: Path | None, **overrides: Any) -> Config:
+    """Read the TOML file (if any) and the environment; raise :class:`ConfigError`."""
+    if path is not None:
+        if not path.is_file():
+            raise ConfigError(f"{path}: no such configuration file")
+        try:
+            with path.open("rb") as f:
+                tomllib.load(f)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    Config.toml_path = path
+    try:
+        config = Config(**overrides)
+        config.rule_profile()
+    except ValidationError as exc:
+        raise ConfigError(_describe(path, exc)) from None
+    except ValueError as exc:
+        raise ConfigError(f"{path or 'configuration'}: profile: {exc}") from None
+    finally:
+        Config.toml_path = None
+    return config
+
+
+def _describe(path: Path | None, exc: ValidationError) -> str:
+    lines = [f"{path or 'configuration'}: {exc.error_count()} problem(s)"]
+    for error in exc.errors():
+        field = ".".join(str(part) for part in error["loc"]) or "(top level)"
+        lines.append(f"  {field}: {error['msg']}")
+    return "\n".join(lines)

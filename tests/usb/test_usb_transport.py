@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import threading
 from collections.abc import Callable
 
 import pytest
@@ -71,11 +72,14 @@ def assert_no_rejected(events: list[DeviceEvent]) -> None:
 
 @pytest.mark.parametrize("packet_size", [64, 5])
 async def test_reads_a_full_8_deck_shoe_exactly(packet_size: int) -> None:
+    threads_before = threading.active_count()
     shuffler = VirtualShuffler(decks=8, seed=2024, packet_size=packet_size)
     async with UsbTransport(backend=shuffler.backend) as link:
         cards, others = await deal(link, FULL_SHOE)
         assert link.state is LinkState.CONNECTED
         assert shuffler.backend.open_handle_count == 1
+        assert threading.active_count() == threads_before + 2  # reader and writer
+    assert threading.active_count() == threads_before
     assert cards == shuffler.shoe
     assert kinds(others[:3]) == ["LinkUp", "ShuffleStarted", "ShuffleDone"]
     assert_no_rejected(others)
@@ -89,6 +93,7 @@ async def test_reads_a_full_8_deck_shoe_exactly(packet_size: int) -> None:
 
 
 async def test_recovers_from_a_detach_mid_shoe() -> None:
+    threads_before = threading.active_count()
     shuffler = VirtualShuffler(decks=8, seed=99)
     handles_at_link_up: list[int] = []
 
@@ -111,6 +116,7 @@ async def test_recovers_from_a_detach_mid_shoe() -> None:
     assert link.counters.usb_errors >= 1
     assert shuffler.firmware.sender.retransmissions > 0
     assert shuffler.backend.open_handle_count == 0
+    assert threading.active_count() == threads_before
 
 
 async def test_survives_several_unplugs_of_different_lengths() -> None:

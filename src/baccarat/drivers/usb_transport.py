@@ -59,9 +59,10 @@ from baccarat.drivers.events import DeviceEvent, LinkDown, LinkUp, Rejected
 _log = logging.getLogger(__name__)
 
 DEFAULT_VENDOR_ID: Final = 0x1209
-"""pid.codes' vendor id. Its product ids 0x0001..0x000F are reserved for testing."""
+"""pid.codes' vendor id (https://pid.codes/1209/)."""
 DEFAULT_PRODUCT_ID: Final = 0x0001
-"""pid.codes test product id: what the virtual shuffler answers to. Set the real ids."""
+"""pid.codes' shared test PID (https://pid.codes/1209/0001/), for private testing only:
+what the virtual shuffler answers to. Configure a real shuffler's own ids."""
 
 READ_TIMEOUT = 0.1
 """Seconds one bulk IN read waits for data; also bounds how long :meth:`stop` waits."""

@@ -45,9 +45,10 @@ from baccarat.drivers import framed
 from baccarat.drivers.events import CardDrawn, DeviceEvent, ShuffleDone, ShuffleStarted
 
 VIRTUAL_SHUFFLER_VID: Final = 0x1209
-"""pid.codes' vendor id; its product ids 0x0001..0x000F are reserved for testing."""
+"""pid.codes' vendor id (https://pid.codes/1209/)."""
 VIRTUAL_SHUFFLER_PID: Final = 0x0001
-"""pid.codes test product id 0x0001 (never to be used by a shipped product)."""
+"""pid.codes' shared test PID (https://pid.codes/1209/0001/): private testing only, never
+in a shipped product, so it cannot collide with a real shuffler."""
 MAX_PACKET_SIZE: Final = 64
 """``wMaxPacketSize`` of both bulk endpoints (full-speed bulk)."""
 ENDPOINT_IN: Final = 0x81

@@ -1,0 +1,392 @@
+"""A virtual electronic shoe on a real pty, behind a stable symlink.
+
+The shoe opens a pty pair (``os.openpty``, raw mode) and points a symlink at the slave's
+name, as udev's ``/dev/serial/by-id/...`` points at a real adapter, so the host opens the
+symlink exactly as it would open the real device. It speaks ``line`` or ``framed`` (the
+same codec code the host uses, played from the device's side: acknowledgements read
+back, retransmission after a timeout, heartbeats), paces its bytes at the configured baud
+rate (10 bits a byte, 8N1), and can be unplugged: the pty is closed and the symlink
+removed, and after the given time a new pty appears behind the same symlink.
+
+Usage::
+
+    async with VirtualShoe("/tmp/shoe", "framed", baud=9600) as shoe:
+        await shoe.play(Dealer(decks=8, seed=1).events())   # queue a whole shoe
+        await shoe.drain()                                   # written (and acknowledged)
+
+Faults on the wire come from a :class:`~baccarat.sim_hardware.faults.FaultPlan`. While
+the shoe is unplugged what it writes is lost, as on a pulled cable: ``line`` cards are
+gone, ``framed`` frames are retransmitted after the replug. The shoe runs on the event
+loop (a reader on the pty master, one writer task); :class:`ShoeThread` runs one in a
+thread of its own for synchronous tests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import threading
+import tty
+from collections import deque
+from collections.abc import Callable, Coroutine, Iterable
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Final, Protocol, Self, TypeVar
+
+from baccarat.drivers.codec import Codec, Encoder, get_codec
+from baccarat.drivers.events import CardDrawn, DeviceEvent
+from baccarat.drivers.framed import HEARTBEAT_INTERVAL, RETRANSMIT_TIMEOUT, FramedSender
+from baccarat.drivers.line import LineEncoder
+from baccarat.sim_hardware.faults import SPLIT_GAP, FaultInjector, FaultPlan
+
+log = logging.getLogger(__name__)
+
+BITS_PER_BYTE: Final = 10
+"""8N1: a start bit, eight data bits, a stop bit."""
+WRITE_RETRY: Final = 0.005
+"""Seconds to wait when the pty is full (the host is not reading)."""
+READ_SIZE: Final = 4096
+
+T = TypeVar("T")
+
+
+class Outbox(Protocol):
+    """What the shoe's writer needs from a protocol's device side."""
+
+    @property
+    def idle(self) -> bool:
+        """Nothing left to write or to have acknowledged."""
+        ...
+
+    def queue(self, event: DeviceEvent) -> None:
+        """Queue an event."""
+        ...
+
+    def next_frame(self, now: float) -> bytes | None:
+        """The next bytes to write, or ``None`` for now."""
+        ...
+
+    def next_deadline(self) -> float | None:
+        """When there may be something to write without new input."""
+        ...
+
+    def receive(self, data: bytes) -> int:
+        """Bytes from the host; return how many frames they released."""
+        ...
+
+
+class LineOutbox:
+    """The device side of ``line``: frames written once, nothing comes back."""
+
+    def __init__(self, encoder: Encoder) -> None:
+        self._encoder = encoder
+        self._frames: deque[bytes] = deque()
+
+    @property
+    def idle(self) -> bool:
+        """Nothing left to write."""
+        return not self._frames
+
+    def queue(self, event: DeviceEvent) -> None:
+        """Queue an event (a card)."""
+        self._frames.append(self._encoder.encode(event))
+
+    def next_frame(self, now: float) -> bytes | None:
+        """The next line, or ``None``."""
+        return self._frames.popleft() if self._frames else None
+
+    def next_deadline(self) -> float | None:
+        """No timers in ``line``."""
+        return None
+
+    def receive(self, data: bytes) -> int:
+        """The host never talks in ``line``: ignored."""
+        return 0
+
+
+class VirtualShoe:
+    """A shoe on a pty behind ``link`` (a symlink path). See the module docstring.
+
+    ``protocol``: ``"line"`` or ``"framed"``; ``baud``: pacing of the bytes; ``faults``:
+    what goes wrong on the wire; ``session``: the ``framed`` HELLO session id (random if
+    ``None``); ``retransmit_timeout`` and ``heartbeat_interval``: ``framed`` timers.
+    """
+
+    def __init__(
+        self,
+        link: str | os.PathLike[str],
+        protocol: str = "line",
+        *,
+        baud: int = 9600,
+        faults: FaultPlan | None = None,
+        session: int | None = None,
+        line_ending: bytes = b"\r\n",
+        retransmit_timeout: float = RETRANSMIT_TIMEOUT,
+        heartbeat_interval: float | None = HEARTBEAT_INTERVAL,
+    ) -> None:
+        self.link = Path(link)
+        self.codec: Codec = get_codec(protocol)
+        self.baud = baud
+        self.faults = FaultInjector(faults)
+        self.outbox: Outbox
+        if self.codec.name == "framed":
+            self.outbox = FramedSender(
+                retransmit_timeout=retransmit_timeout,
+                heartbeat_interval=heartbeat_interval,
+                session=session,
+            )
+        elif self.codec.name == "line":
+            self.outbox = LineOutbox(LineEncoder(line_ending))
+        else:
+            self.outbox = LineOutbox(self.codec.encoder())
+        self._master: int | None = None
+        self._slave: int | None = None
+        self.device_name = ""
+        """The current pty slave's path (changes at every replug)."""
+        self._wire_free_at = 0.0
+        self._wakeup = asyncio.Event()
+        self._idle = asyncio.Event()
+        self._writer: asyncio.Task[None] | None = None
+        self._unplug_task: asyncio.Task[None] | None = None
+        self._stopping = False
+        self.events_sent = 0
+        self.cards_sent = 0
+        self.counters: dict[str, int] = dict.fromkeys(
+            ("bytes_out", "bytes_lost", "writes", "unplugs", "skipped_events"), 0
+        )
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Create the pty and the symlink and start writing. Idempotent."""
+        if self._writer is not None:
+            return
+        self._stopping = False
+        self._plug()
+        self._writer = asyncio.create_task(self._write_loop(), name=f"shoe {self.link}")
+
+    async def stop(self) -> None:
+        """Stop writing, close the pty and remove the symlink. Idempotent."""
+        self._stopping = True
+        for task in (self._writer, self._unplug_task):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self._writer = self._unplug_task = None
+        self._unplug()
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()
+
+    @property
+    def plugged(self) -> bool:
+        """Whether the pty exists (the cable is in)."""
+        return self._master is not None
+
+    # -- what the dealer does ----------------------------------------------------------
+
+    def send(self, event: DeviceEvent) -> bool:
+        """Queue ``event``; ``False`` (and counted) if the protocol cannot carry it."""
+        if not self.codec.can_carry(event):
+            self.counters["skipped_events"] += 1
+            return False
+        self.outbox.queue(event)
+        self.events_sent += 1
+        self.cards_sent += isinstance(event, CardDrawn)
+        self._idle.clear()
+        self._wakeup.set()
+        return True
+
+    async def play(self, events: Iterable[DeviceEvent], *, pace: float = 0.0) -> int:
+        """Send ``events`` in order, ``pace`` seconds after each card; return how many
+        were sent (events the protocol cannot carry are skipped)."""
+        sent = 0
+        for event in events:
+            if self.send(event):
+                sent += 1
+                if pace and isinstance(event, CardDrawn):
+                    await asyncio.sleep(pace)
+        return sent
+
+    async def drain(self) -> None:
+        """Wait until everything queued is written (``framed``: and acknowledged)."""
+        while not (self.outbox.idle and self._idle.is_set()):
+            self._wakeup.set()
+            await self._idle.wait()
+            if not self.outbox.idle:
+                self._idle.clear()
+
+    async def unplug(self, seconds: float) -> None:
+        """Pull the cable now and plug it back (a new pty, same symlink) after ``seconds``."""
+        self._unplug()
+        self.counters["unplugs"] += 1
+        log.info("%s: unplugged for %.1f s", self.link, seconds)
+        await asyncio.sleep(seconds)
+        if not self._stopping:
+            self._plug()
+            self._wakeup.set()
+            log.info("%s: plugged in again as %s", self.link, self.device_name)
+
+    # -- the pty -----------------------------------------------------------------------
+
+    def _plug(self) -> None:
+        master, slave = os.openpty()
+        tty.setraw(slave)
+        os.set_blocking(master, False)
+        self._master, self._slave = master, slave
+        self.device_name = os.ttyname(slave)
+        temporary = self.link.with_name(self.link.name + ".new")
+        temporary.unlink(missing_ok=True)
+        temporary.symlink_to(self.device_name)
+        temporary.replace(self.link)
+        asyncio.get_running_loop().add_reader(master, self._readable)
+
+    def _unplug(self) -> None:
+        master, slave = self._master, self._slave
+        self._master = self._slave = None
+        if master is not None:
+            asyncio.get_running_loop().remove_reader(master)
+            os.close(master)
+        if slave is not None:
+            os.close(slave)
+        if master is not None or self.link.is_symlink():
+            self.link.unlink(missing_ok=True)
+
+    def _readable(self) -> None:
+        if self._master is None:
+            return
+        try:
+            data = os.read(self._master, READ_SIZE)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            return
+        if self.outbox.receive(data):
+            self._wakeup.set()
+            if self.outbox.idle:
+                self._idle.set()
+
+    # -- writing -----------------------------------------------------------------------
+
+    async def _write_loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            self._wakeup.clear()
+            if self.faults.unplug_due() and self._unplug_task is None:
+                self._unplug_task = asyncio.create_task(self._planned_unplug())
+            frame = self.outbox.next_frame(loop.time())
+            if frame is None:
+                for chunk in self.faults.flush():
+                    await self._write(chunk)
+                if self.outbox.idle:
+                    self._idle.set()
+                await self._wait(self.outbox.next_deadline())
+                continue
+            for index, chunk in enumerate(self.faults.apply(frame)):
+                if index:
+                    await asyncio.sleep(SPLIT_GAP)
+                await self._write(chunk)
+
+    async def _planned_unplug(self) -> None:
+        try:
+            await self.unplug(self.faults.plan.unplug_seconds)
+        finally:
+            self._unplug_task = None
+
+    async def _wait(self, deadline: float | None) -> None:
+        if deadline is None:
+            await self._wakeup.wait()
+            return
+        delay = deadline - asyncio.get_running_loop().time()
+        if delay > 0:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(delay):
+                    await self._wakeup.wait()
+
+    async def _write(self, chunk: bytes) -> None:
+        """Write ``chunk`` when the wire has carried it: ``len * 10 / baud`` seconds."""
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        done_at = max(now, self._wire_free_at) + len(chunk) * BITS_PER_BYTE / self.baud
+        if done_at > now:
+            await asyncio.sleep(done_at - now)
+        await self._write_all(chunk)
+        self._wire_free_at = done_at
+
+    async def _write_all(self, chunk: bytes) -> None:
+        view = memoryview(chunk)
+        self.counters["writes"] += 1
+        while view:
+            if self._master is None:
+                self.counters["bytes_lost"] += len(view)
+                return
+            try:
+                written = os.write(self._master, view)
+            except (BlockingIOError, InterruptedError):
+                await asyncio.sleep(WRITE_RETRY)
+                continue
+            except OSError:
+                self.counters["bytes_lost"] += len(view)
+                return
+            self.counters["bytes_out"] += written
+            view = view[written:]
+
+
+class ShoeThread:
+    """A :class:`VirtualShoe` on an event loop of its own, in a thread, for plain tests.
+
+    ``with ShoeThread(VirtualShoe(...)) as thread: thread.call(thread.shoe.send, event)``;
+    :meth:`run` runs a coroutine on the shoe's loop and waits for its result. The shoe must
+    be created outside any running loop (its asyncio objects bind to the loop lazily).
+    """
+
+    def __init__(self, shoe: VirtualShoe) -> None:
+        self.shoe = shoe
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="virtual shoe")
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        self.run(self.shoe.start())
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        """Run ``coroutine`` on the shoe's loop and return its result."""
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
+
+    def call(self, function: Callable[..., T], *args: Any) -> T:
+        """Call ``function(*args)`` on the shoe's loop (e.g. ``shoe.send``); return its result."""
+
+        async def call() -> T:
+            return function(*args)
+
+        return self.run(call())
+
+    def close(self) -> None:
+        """Stop the shoe, the loop and the thread. Idempotent."""
+        if not self._thread.is_alive():
+            return
+        self.run(self.shoe.stop())
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join()
+        self._loop.close()

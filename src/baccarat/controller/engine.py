@@ -24,6 +24,7 @@ A round with an uncorrected alarm publishes no result.
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +36,7 @@ from baccarat.controller.inputs import (
     CutCardSeen,
     Declare,
     Demo,
+    DeviceReport,
     DrawCard,
     EndShoe,
     Exposed,
@@ -50,8 +52,11 @@ from baccarat.controller.messages import (
     AlarmMessage,
     CardMessage,
     Correction,
+    DealtCard,
     HandResult,
     Message,
+    RecalledRound,
+    RecallMessage,
     ResultMessage,
     RoundMessage,
     ShoeMessage,
@@ -64,6 +69,9 @@ from baccarat.controller.profiles import Profile
 if TYPE_CHECKING:
     from baccarat.controller.roads import Roads
 
+RECALL_ROUNDS = 10
+"""Rounds kept for game recall."""
+
 ARTICLE: dict[AlarmKind, str] = {
     "extra_card": "9, 10",
     "missing_card": "9, 10",
@@ -74,6 +82,14 @@ ARTICLE: dict[AlarmKind, str] = {
     "burn_incomplete": "2.1, 8",
     "shoe_closed": "3.1",
     "demo_limit": "2.2",
+    "link_down": "device",
+    "device_fault": "device",
+    "bad_data": "device",
+}
+_DEVICE_ALARM: dict[str, AlarmKind] = {
+    "link_down": "link_down",
+    "fault": "device_fault",
+    "bad_data": "bad_data",
 }
 
 
@@ -104,6 +120,7 @@ class Round:
     exposed: list[str] = field(default_factory=list)
     withheld: list[dict[str, Any]] = field(default_factory=list)
     last_position: str | None = None
+    dealt: list[DealtCard] = field(default_factory=list)
     complete: bool = False
     revealed: bool = False
     published: bool = False
@@ -189,6 +206,27 @@ class Engine:
             Declare: self._on_declare,
             Demo: self._on_demo,
             EndShoe: self._on_end,
+            DeviceReport: self._on_device,
+        }
+        self._link_alarm: Alarm | None = None
+        self.recall: deque[RecalledRound] = deque(maxlen=RECALL_ROUNDS)
+        self._last_shoe_number = 0
+
+    @classmethod
+    def resume(cls, profile: Profile, counters: dict[str, int], *, roads: bool = True) -> Engine:
+        """An engine that continues the numbering of another (see :meth:`counters`)."""
+        engine = cls(profile, roads=roads)
+        engine.seq = int(counters.get("seq", 0))
+        engine.alarm_seq = int(counters.get("alarm_seq", 0))
+        engine._last_shoe_number = int(counters.get("shoe", 0))
+        return engine
+
+    def counters(self) -> dict[str, int]:
+        """What a fresh engine needs to continue this one's numbering at a new shoe."""
+        return {
+            "seq": self.seq,
+            "alarm_seq": self.alarm_seq,
+            "shoe": self.shoe.number if self.shoe else self._last_shoe_number,
         }
 
     # ------------------------------------------------------------------ entry point
@@ -401,6 +439,8 @@ class Engine:
         self, shoe: Shoe, card: Card | None, rnd: Round | None, *, face_up: bool = False
     ) -> None:
         shoe.burned += 1
+        if rnd is not None:
+            rnd.dealt.append(DealtCard(position="burn", card=card.code if card else None))
         self._emit(
             CardMessage,
             shoe=shoe.number,
@@ -461,6 +501,7 @@ class Engine:
             rnd.banker.append(card)
             rnd.banker_values.append(card.value)
         rnd.last_position = position
+        rnd.dealt.append(DealtCard(position=position, card=card.code))
         for alarm in [a for a in rnd.alarms if a.kind == "missing_card"]:
             self._clear_alarm(alarm, "deal", rnd)
         fields = {
@@ -562,6 +603,25 @@ class Engine:
         self._emit_shoe()
         if roads_changed:
             self._emit_roads()
+        self._emit_recall(shoe, rnd)
+
+    def _emit_recall(self, shoe: Shoe, rnd: Round) -> None:
+        recalled = RecalledRound(
+            shoe=shoe.number,
+            round=rnd.number,
+            round_id=self._round_id(rnd),
+            status="void" if rnd.void else "result",
+            winner=None if rnd.void else rnd.winner,
+            player_total=tableau.total(rnd.player_values),
+            banker_total=tableau.total(rnd.banker_values),
+            demo=rnd.demo,
+            cards=list(rnd.dealt),
+            exposed=list(rnd.exposed),
+        )
+        if self.recall and self.recall[-1].round_id == recalled.round_id:
+            self.recall.pop()  # a shown round voided afterwards: replace its entry
+        self.recall.append(recalled)
+        self._emit(RecallMessage, rounds=list(self.recall))
 
     def _return_cards(self, shoe: Shoe, rnd: Round) -> None:
         """Art. 7.2: the automatic shuffler-dealer takes the round's cards back."""
@@ -617,7 +677,7 @@ class Engine:
         decks = inp.decks or self.profile.decks
         if not 1 <= decks <= 12:
             raise RefusedError(f"a shoe holds 1 to 12 decks, not {decks}")
-        number = self.shoe.number + 1 if self.shoe else 1
+        number = (self.shoe.number if self.shoe else self._last_shoe_number) + 1
         burn = self.profile.initial_burn()
         if self.profile.burn == "decks":
             burn = decks
@@ -850,6 +910,26 @@ class Engine:
         shoe.phase = "closed"
         shoe.ended = True
         self._emit_shoe()
+
+    def _on_device(self, inp: DeviceReport) -> None:
+        if inp.kind == "link_up":
+            alarm, self._link_alarm = self._link_alarm, None
+            if alarm is not None:
+                self._emit(
+                    AlarmClearedMessage,
+                    id=alarm.id,
+                    kind=alarm.kind,
+                    by="link_up",
+                    shoe=self.shoe.number if self.shoe else None,
+                    round=None,
+                )
+            return
+        if inp.kind == "link_down" and self._link_alarm is not None:
+            return  # already down: one alarm until it is back
+        kind = _DEVICE_ALARM[inp.kind]
+        alarm = self._raise_alarm(kind, inp.text or kind.replace("_", " "), [], pending=False)
+        if inp.kind == "link_down":
+            self._link_alarm = alarm
 
 
 def _hand(cards: list[Card], values: list[int]) -> HandResult:

@@ -153,6 +153,23 @@ class EndShoe:
         return "end"
 
 
+DeviceReportKind = Literal["link_down", "link_up", "fault", "bad_data"]
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceReport:
+    """What the driver says of the device itself: link lost or back, a fault, bad bytes."""
+
+    kind: DeviceReportKind
+    text: str = ""
+    ts: float | None = None
+
+    def to_text(self) -> str:
+        """The replay notation of this input."""
+        text = " ".join(self.text.replace("#", " ").split())  # one line, no comment mark
+        return f"device {self.kind} {text}".rstrip()
+
+
 Input = (
     DrawCard
     | NewShoe
@@ -166,6 +183,7 @@ Input = (
     | Declare
     | Demo
     | EndShoe
+    | DeviceReport
 )
 
 
@@ -204,6 +222,12 @@ def parse_input(line: str, ts: float | None = None) -> Input:
         if len(args) != 1 or args[0].lower() not in ("on", "off"):
             raise InputError("demo takes 'on' or 'off'")
         return Demo(on=args[0].lower() == "on", ts=ts)
+    if head == "device":
+        kinds = get_args(DeviceReportKind)
+        if not args or args[0] not in kinds:
+            raise InputError(f"device takes one of {' '.join(kinds)}, then a text")
+        kind: DeviceReportKind = args[0]  # type: ignore[assignment]
+        return DeviceReport(kind=kind, text=" ".join(args[1:]), ts=ts)
     if head == "unreadable":
         _no_args(head, args)
         return DrawCard(card=None, ts=ts)

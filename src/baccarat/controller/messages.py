@@ -25,6 +25,9 @@ AlarmKind = Literal[
     "burn_incomplete",
     "shoe_closed",
     "demo_limit",
+    "link_down",
+    "device_fault",
+    "bad_data",
 ]
 Correction = Literal["accept_as_burn", "void", "deal", "declare", "burn", "open"]
 ShoePhase = Literal["burning", "ready", "in_round", "closed"]
@@ -161,6 +164,40 @@ class ShoeMessage(Message):
     demo_rounds: int
 
 
+class DealtCard(BaseModel):
+    """One card of a round in dealing order."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    position: PositionName
+    card: str | None
+
+
+class RecalledRound(BaseModel):
+    """A finished round as game recall shows it: every card in dealing order."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    shoe: int
+    round: int
+    round_id: str
+    status: Literal["result", "void"]
+    winner: WinnerName | None
+    player_total: int
+    banker_total: int
+    demo: bool
+    cards: list[DealtCard]
+    exposed: list[str]
+
+
+class RecallMessage(Message):
+    """Game recall: the last rounds, newest last (retained)."""
+
+    topic: ClassVar[str] = "recall"
+    type: Literal["recall"] = "recall"
+    rounds: list[RecalledRound]
+
+
 _ADAPTER: TypeAdapter[Any] | None = None
 
 
@@ -177,6 +214,7 @@ def message_types() -> tuple[type[Message], ...]:
         VoidMessage,
         ShoeMessage,
         RoadsMessage,
+        RecallMessage,
     )
 
 

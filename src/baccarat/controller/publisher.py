@@ -1,0 +1,288 @@
+"""The publisher: the table's MQTT connection, with an outbox that loses nothing.
+
+Every message the engine produces goes into the :class:`Outbox` in order and stays there
+until the broker has acknowledged it (QoS 1). While the broker is away the outbox fills;
+when it is back, the publisher sends what is waiting, oldest first, then goes on. After a
+reconnection the unacknowledged messages are sent again, so a subscriber may see a message
+twice; it drops the second by its ``seq``.
+
+The connection carries a last will (``status`` = offline, retained); ``status`` = online is
+published, retained, on every connect. Operator commands arrive on ``cmd/+`` and are handed
+to a callback. Reconnection uses a jittered, capped, doubling delay that starts over after
+every successful connection; the first failure is logged as a warning, repeats at debug.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import json
+import logging
+import random
+import ssl
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Final
+
+import aiomqtt
+
+from baccarat.controller.config import BrokerConfig
+
+log = logging.getLogger(__name__)
+
+RECONNECT_DELAY_MIN: Final = 0.2
+"""Seconds before the first reconnection attempt."""
+RECONNECT_DELAY_MAX: Final = 5.0
+"""Cap of the doubling reconnection delay, in seconds (before jitter)."""
+RECONNECT_JITTER: Final = 0.5
+"""Each delay is scaled by a random factor in [1 - jitter, 1]."""
+PUBLISH_TIMEOUT: Final = 10.0
+"""Seconds to wait for a PUBACK before the connection is taken as lost."""
+MAX_INFLIGHT: Final = 64
+"""Messages sent and not yet acknowledged, at most."""
+OUTBOX_LIMIT: Final = 500_000
+"""Messages the outbox holds at most; past it the oldest is dropped and counted (they
+remain in the journal). At about 1,500 messages a shoe this is days of broker outage."""
+
+CommandHandler = Callable[[str, bytes, str | None], Awaitable[None]]
+"""Called with the command's name, its body and the MQTT 5 response topic (or None)."""
+
+
+@dataclass(frozen=True, slots=True)
+class OutMessage:
+    """One message to publish."""
+
+    topic: str
+    payload: bytes
+    retain: bool = False
+    qos: int = 1
+
+
+@dataclass(slots=True)
+class _Entry:
+    message: OutMessage
+    acked: bool = False
+
+
+class Outbox:
+    """Messages in publication order, kept until acknowledged."""
+
+    def __init__(self, limit: int = OUTBOX_LIMIT) -> None:
+        self._entries: deque[_Entry] = deque()
+        self._sent = 0  # entries at the front already handed to the connection
+        self._limit = limit
+        self._waiting = asyncio.Event()
+        self.dropped = 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def put(self, message: OutMessage) -> None:
+        """Queue a message behind the others."""
+        if len(self._entries) >= self._limit:
+            self._entries.popleft()
+            self._sent = max(0, self._sent - 1)
+            self.dropped += 1
+            if self.dropped == 1 or self.dropped % 1000 == 0:
+                log.error("outbox full: %d oldest message(s) dropped (see journal)", self.dropped)
+        self._entries.append(_Entry(message))
+        self._waiting.set()
+
+    def next_unsent(self) -> _Entry | None:
+        """The oldest message not yet handed to the connection; marks it sent."""
+        if self._sent >= len(self._entries):
+            self._waiting.clear()
+            return None
+        entry = self._entries[self._sent]
+        self._sent += 1
+        return entry
+
+    async def wait(self) -> None:
+        """Until a message is put."""
+        await self._waiting.wait()
+
+    def ack(self, entry: _Entry) -> None:
+        """The broker has the message; forget every acknowledged one at the front."""
+        entry.acked = True
+        while self._entries and self._entries[0].acked:
+            self._entries.popleft()
+            self._sent -= 1
+
+    def rewind(self) -> None:
+        """A new connection: everything unacknowledged is to be sent again."""
+        self._sent = 0
+        if self._entries:
+            self._waiting.set()
+
+
+class PublisherState(enum.Enum):
+    """Where the connection is."""
+
+    CONNECTING = "connecting"
+    CONNECTED = "connected"
+    WAITING = "waiting"  # between attempts
+    STOPPED = "stopped"
+
+
+@dataclass
+class PublisherCounters:
+    """Health of the broker link."""
+
+    published: int = 0
+    connects: int = 0
+    failures: int = 0
+    commands: int = 0
+    last_error: str = ""
+    since: dict[str, float] = field(default_factory=dict)
+
+
+def status_payload(state: str, table: str, **extra: object) -> bytes:
+    """The retained ``status`` body: online or offline."""
+    return json.dumps({"schema": 1, "type": "status", "state": state, "table": table, **extra})\
+        .encode()
+
+
+class Publisher:
+    """Keeps the table connected to its broker and drains the outbox into it."""
+
+    def __init__(
+        self,
+        broker: BrokerConfig,
+        *,
+        topic_base: str,
+        table: str,
+        outbox: Outbox,
+        on_command: CommandHandler | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.broker = broker
+        self.topic_base = topic_base
+        self.table = table
+        self.outbox = outbox
+        self.on_command = on_command
+        self.state = PublisherState.CONNECTING
+        self.counters = PublisherCounters()
+        self.first_attempt = asyncio.Event()
+        self.connected = asyncio.Event()
+        self._rng = rng or random.Random()
+
+    @property
+    def status_topic(self) -> str:
+        """Where the retained online/offline status goes."""
+        return f"{self.topic_base}/status"
+
+    async def run(self) -> None:
+        """Connect, serve, and reconnect for ever (until cancelled)."""
+        failures = 0
+        while True:
+            self.state = PublisherState.CONNECTING
+            try:
+                await self._session()
+            except (aiomqtt.MqttError, OSError, ExceptionGroup) as exc:
+                failures = self._failed(exc, failures)
+            finally:
+                self.connected.clear()
+                self.first_attempt.set()
+            self.state = PublisherState.WAITING
+            await asyncio.sleep(self._delay(failures))
+
+    def _failed(self, exc: BaseException, failures: int) -> int:
+        if self.state is PublisherState.CONNECTED:
+            failures = 0  # it worked until now: start the backoff over
+        text = _describe(exc)
+        self.counters.failures += 1
+        self.counters.last_error = text
+        if failures == 0:
+            log.warning("broker %s:%d: %s", self.broker.host, self.broker.port, text)
+        else:
+            log.debug("broker still unreachable (%d): %s", failures, text)
+        return failures + 1
+
+    def _delay(self, failures: int) -> float:
+        base: float = min(RECONNECT_DELAY_MAX, RECONNECT_DELAY_MIN * 2.0 ** max(0, failures - 1))
+        return base * (1.0 - RECONNECT_JITTER * self._rng.random())
+
+    def _client(self) -> aiomqtt.Client:
+        broker = self.broker
+        will = aiomqtt.Will(
+            self.status_topic, status_payload("offline", self.table), qos=1, retain=True
+        )
+        return aiomqtt.Client(
+            broker.host,
+            broker.port,
+            username=broker.username,
+            password=broker.resolved_password(),
+            identifier=broker.client_id or f"baccarat-{self.table}",
+            keepalive=broker.keepalive,
+            will=will,
+            tls_context=_tls_context(broker) if broker.tls else None,
+            timeout=PUBLISH_TIMEOUT,
+        )
+
+    async def _session(self) -> None:
+        async with self._client() as client:
+            self.state = PublisherState.CONNECTED
+            self.counters.connects += 1
+            self.counters.since["connected"] = time.time()
+            await client.publish(
+                self.status_topic, status_payload("online", self.table), qos=1, retain=True
+            )
+            if self.on_command is not None:
+                await client.subscribe(f"{self.topic_base}/cmd/+", qos=1)
+            self.outbox.rewind()
+            self.connected.set()
+            self.first_attempt.set()
+            log.info("connected to broker %s:%d", self.broker.host, self.broker.port)
+            async with asyncio.TaskGroup() as group:
+                group.create_task(self._send(client, group), name="mqtt-send")
+                group.create_task(self._receive(client), name="mqtt-receive")
+
+    async def _send(self, client: aiomqtt.Client, group: asyncio.TaskGroup) -> None:
+        window = asyncio.Semaphore(MAX_INFLIGHT)
+        while True:
+            entry = self.outbox.next_unsent()
+            if entry is None:
+                await self.outbox.wait()
+                continue
+            await window.acquire()
+            group.create_task(self._publish(client, entry, window))
+
+    async def _publish(
+        self, client: aiomqtt.Client, entry: _Entry, window: asyncio.Semaphore
+    ) -> None:
+        message = entry.message
+        try:
+            await client.publish(
+                message.topic, message.payload, qos=message.qos, retain=message.retain
+            )
+        finally:
+            window.release()
+        self.outbox.ack(entry)
+        self.counters.published += 1
+
+    async def _receive(self, client: aiomqtt.Client) -> None:
+        async for message in client.messages:
+            name = str(message.topic).rsplit("/", 1)[-1]
+            payload = message.payload
+            body = payload if isinstance(payload, bytes) else str(payload or "").encode()
+            response = getattr(message.properties, "ResponseTopic", None)
+            self.counters.commands += 1
+            if self.on_command is not None:
+                await self.on_command(name, body, response)
+
+
+def _tls_context(broker: BrokerConfig) -> ssl.SSLContext:
+    context = ssl.create_default_context(
+        cafile=str(broker.ca_file) if broker.ca_file else None
+    )
+    if broker.cert_file is not None and broker.key_file is not None:
+        context.load_cert_chain(str(broker.cert_file), str(broker.key_file))
+    return context
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(_describe(e) for e in exc.exceptions)
+    return f"{type(exc).__name__}: {exc}"

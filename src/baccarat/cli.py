@@ -18,6 +18,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "schemas": ("baccarat.controller.schemas_cli", "export the JSON Schemas of the messages"),
     "demo": ("baccarat.demo", "play a simulated shoe with a live board (no hardware)"),
     "roads": ("baccarat.controller.roads_cli", "replay a recorded shoe and print its roads"),
+    "board": ("baccarat.boards.board_cli", "the terminal result board of a table (MQTT)"),
 }
 
 

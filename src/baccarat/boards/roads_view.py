@@ -48,16 +48,22 @@ Placed = tuple[int, int, Text]
 
 
 def grid(cells: Iterable[Placed], width: int, cell_width: int, max_cols: int | None = None) -> Text:
-    """A 6-line text grid of ``width`` columns, showing the last ``max_cols`` of them."""
+    """A 6-line text grid of a road ``width`` columns wide.
+
+    With ``max_cols``, exactly that many columns: the latest ones, or the road and empty
+    columns after it.
+    """
     first = 0 if max_cols is None else max(0, width - max_cols)
-    shown = width - first
+    shown = width if max_cols is None else max_cols
     rows: list[list[Text | None]] = [[None] * shown for _ in range(ROWS)]
     for col, row, text in cells:
         if col >= first:
             rows[row][col - first] = text
     empty = Text("·".center(cell_width), style=EMPTY_STYLE)
     lines = [Text("").join(_fit(cell, cell_width) or empty for cell in row) for row in rows]
-    return Text("\n").join(lines)
+    text = Text("\n").join(lines)
+    text.no_wrap, text.overflow = True, "crop"
+    return text
 
 
 def _fit(cell: Text | None, cell_width: int) -> Text | None:

@@ -16,6 +16,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("baccarat.controller.replay_cli", "replay a file of inputs through the engine"),
     "odds": ("baccarat.controller.odds", "exact probabilities and house edges"),
     "schemas": ("baccarat.controller.schemas_cli", "export the JSON Schemas of the messages"),
+    "run": ("baccarat.controller.daemon", "run the table's daemon (device -> engine -> MQTT)"),
     "demo": ("baccarat.demo", "play a simulated shoe with a live board (no hardware)"),
     "roads": ("baccarat.controller.roads_cli", "replay a recorded shoe and print its roads"),
     "board": ("baccarat.boards.board_cli", "the terminal result board of a table (MQTT)"),

@@ -85,11 +85,13 @@ ARTICLE: dict[AlarmKind, str] = {
     "link_down": "device",
     "device_fault": "device",
     "bad_data": "device",
+    "journal_damaged": "device",
 }
 _DEVICE_ALARM: dict[str, AlarmKind] = {
     "link_down": "link_down",
     "fault": "device_fault",
     "bad_data": "bad_data",
+    "journal": "journal_damaged",
 }
 
 

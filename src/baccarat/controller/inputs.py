@@ -153,12 +153,13 @@ class EndShoe:
         return "end"
 
 
-DeviceReportKind = Literal["link_down", "link_up", "fault", "bad_data"]
+DeviceReportKind = Literal["link_down", "link_up", "fault", "bad_data", "journal"]
 
 
 @dataclass(frozen=True, slots=True)
 class DeviceReport:
-    """What the driver says of the device itself: link lost or back, a fault, bad bytes."""
+    """What the driver says of the device (link lost or back, a fault, bad bytes), or the
+    daemon of its journal (a damaged tail it truncated on start)."""
 
     kind: DeviceReportKind
     text: str = ""

@@ -28,6 +28,7 @@ AlarmKind = Literal[
     "link_down",
     "device_fault",
     "bad_data",
+    "journal_damaged",
 ]
 Correction = Literal["accept_as_burn", "void", "deal", "declare", "burn", "open"]
 ShoePhase = Literal["burning", "ready", "in_round", "closed"]

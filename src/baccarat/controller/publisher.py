@@ -58,6 +58,7 @@ class OutMessage:
     payload: bytes
     retain: bool = False
     qos: int = 1
+    seq: int | None = None
 
 
 @dataclass(slots=True)
@@ -74,7 +75,11 @@ class Outbox:
         self._sent = 0  # entries at the front already handed to the connection
         self._limit = limit
         self._waiting = asyncio.Event()
+        self._empty = asyncio.Event()
+        self._empty.set()
         self.dropped = 0
+        self.acked_seq: int | None = None
+        """The ``seq`` of the newest message the broker has, all before it included."""
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -89,6 +94,7 @@ class Outbox:
                 log.error("outbox full: %d oldest message(s) dropped (see journal)", self.dropped)
         self._entries.append(_Entry(message))
         self._waiting.set()
+        self._empty.clear()
 
     def next_unsent(self) -> _Entry | None:
         """The oldest message not yet handed to the connection; marks it sent."""
@@ -103,12 +109,20 @@ class Outbox:
         """Until a message is put."""
         await self._waiting.wait()
 
+    async def wait_empty(self) -> None:
+        """Until the broker has acknowledged everything."""
+        await self._empty.wait()
+
     def ack(self, entry: _Entry) -> None:
         """The broker has the message; forget every acknowledged one at the front."""
         entry.acked = True
         while self._entries and self._entries[0].acked:
-            self._entries.popleft()
+            done = self._entries.popleft()
             self._sent -= 1
+            if done.message.seq is not None:
+                self.acked_seq = done.message.seq
+        if not self._entries:
+            self._empty.set()
 
     def rewind(self) -> None:
         """A new connection: everything unacknowledged is to be sent again."""

@@ -3,8 +3,10 @@
 The notation is the one of :func:`baccarat.controller.inputs.parse_input`: a card in any
 notation, or ``shoe``, ``cut``, ``open``, ``reveal``, ``void``, ``burn``, ``accept_as_burn``,
 ``exposed``, ``declare banker|player|tie``, ``demo on|off``, ``end``; ``#`` starts a
-comment. Replay is the audit tool for a recorded shoe: it prints exactly the bodies the
-daemon publishes for the same inputs.
+comment. A line may begin with ``@<unix seconds>``, the time the input arrived, which the
+messages then carry as ``ts`` (the journal's lines have it, so their replay is exact).
+Replay is the audit tool for a recorded shoe: it prints exactly the bodies the daemon
+publishes for the same inputs.
 """
 
 from __future__ import annotations
@@ -26,9 +28,20 @@ def parse_lines(lines: Iterable[str], on_error: ErrorSink) -> Iterator[tuple[int
         if not text:
             continue
         try:
-            yield number, parse_input(text)
+            ts, text = _timestamp(text)
+            yield number, parse_input(text, ts)
         except InputError as exc:
             on_error(number, str(exc))
+
+
+def _timestamp(text: str) -> tuple[float | None, str]:
+    if not text.startswith("@"):
+        return None, text
+    stamp, _, rest = text.partition(" ")
+    try:
+        return float(stamp[1:]), rest.strip()
+    except ValueError:
+        raise InputError(f"bad time {stamp!r}: expected @<unix seconds>") from None
 
 
 def replay_lines(

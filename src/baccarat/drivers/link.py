@@ -196,10 +196,16 @@ class DeviceLink:
 
     @property
     def counters(self) -> dict[str, int]:
-        """Link and decoder counters (``retransmissions``: frames the device sent again)."""
+        """Link and decoder counters.
+
+        ``retransmissions`` counts frames the device sent (or must send) again: duplicates
+        received plus frames discarded because one before them was lost.
+        """
         counters = dict(self._decoder.counters)
         counters.update(self._stats)
-        counters["retransmissions"] = counters.get("duplicates", 0)
+        counters["retransmissions"] = counters.get("duplicates", 0) + counters.get(
+            "out_of_order", 0
+        )
         return counters
 
     def dump_debug(self) -> str:

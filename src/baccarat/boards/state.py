@@ -233,7 +233,8 @@ def _on_result(state: BoardState, message: ResultMessage) -> BoardState:
         return state
     live = state.live
     if live is not None and live.key == (message.shoe, message.round):
-        live = replace(live, result=message, status="complete", round_id=message.round_id)
+        if live.result != message:
+            live = replace(live, result=message, status="complete", round_id=message.round_id)
     elif live is None or (message.shoe, message.round) > live.key:
         live = LiveRound(
             shoe=message.shoe,
@@ -267,6 +268,8 @@ def _cards_of(result: ResultMessage) -> tuple[tuple[str, str | None], ...]:
 
 
 def _on_void(state: BoardState, message: VoidMessage) -> BoardState:
+    if message.round_id in state.voided_rounds:
+        return state
     voided = _remember(state.voided_rounds, message.round_id)
     results = tuple(r for r in state.results if r.round_id != message.round_id)
     live = state.live
@@ -282,6 +285,8 @@ def _on_alarm(state: BoardState, message: AlarmMessage) -> BoardState:
 
 
 def _on_alarm_cleared(state: BoardState, message: AlarmClearedMessage) -> BoardState:
+    if message.id in state.cleared_alarms:
+        return state
     alarms = tuple(a for a in state.alarms if a.id != message.id)
     return replace(state, alarms=alarms, cleared_alarms=_remember(state.cleared_alarms, message.id))
 

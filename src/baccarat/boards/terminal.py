@@ -61,12 +61,21 @@ def render(state: BoardState, width: int, height: int, *, coloured: bool = True)
 # --- header and alarms ----------------------------------------------------------------
 
 
-def header(state: BoardState) -> Text:
-    """One line: table, shoe, round, cards left, last round / demo, links."""
+def header(state: BoardState) -> Table:
+    """One line: table, shoe, round, cards left, last round / demo; the links on the right."""
+    line = Table.grid(expand=True)
+    line.add_column(no_wrap=True, overflow="ellipsis")
+    line.add_column(no_wrap=True, justify="right")
+    line.add_row(table_line(state), links_line(state))
+    return line
+
+
+def table_line(state: BoardState) -> Text:
+    """Table, shoe, cards left, last round / shoe closed, round, demo."""
     text = Text.assemble((f" Table {state.table} ", "bold reverse"))
     shoe = state.shoe
     if shoe is not None:
-        text.append(f"  Shoe {shoe.shoe}  {shoe.cards_left} cards left")
+        text.append(f"  Shoe {shoe.shoe}  {shoe.cards_left} cards")
         if shoe.last_round:
             text.append("  LAST ROUND", style="bold yellow")
         if shoe.phase == "closed":
@@ -75,11 +84,16 @@ def header(state: BoardState) -> Text:
         text.append(f"  Round {state.live.round}")
         if state.live.demo:
             text.append(" DEMO", style="bold magenta")
-    text.append(f"  broker: {state.link}", style=_link_style(state.link))
+    return text
+
+
+def links_line(state: BoardState) -> Text:
+    """The broker link, the controller's status and bad bodies, if any."""
+    text = Text(f"broker {state.link}", style=_link_style(state.link))
     if state.controller is not None:
-        text.append(f"  controller: {state.controller}", style=_link_style(state.controller))
+        text.append(f"  controller {state.controller}", style=_link_style(state.controller))
     if state.rejected:
-        text.append(f"  {state.rejected} bad bodies", style="yellow")
+        text.append(f"  {state.rejected} bad", style="yellow")
     return text
 
 

@@ -1,0 +1,113 @@
+"""The terminal board drawn to a string at 80x24 and 120x40."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+from baccarat.boards.state import BoardState, fold_all, with_controller_status, with_link
+from baccarat.boards.terminal import render
+from baccarat.controller.messages import Message
+from boards.messages_for_tests import (
+    alarm,
+    card,
+    result,
+    roads,
+    round_open,
+    round_status,
+    shoe,
+)
+
+# Round 1: P 7S KS = 7, B 6H KH = 6 -> player; round 2 in progress: P 9D, B TC
+MESSAGES: list[Message] = [
+    shoe(1, number=4, cards_left=406, rounds=1),
+    round_open(2, 1, shoe_number=4),
+    card(3, 1, "P1", "7S", 7, 0, shoe_number=4),
+    card(4, 1, "B1", "6H", 7, 6, shoe_number=4),
+    card(5, 1, "P2", "KS", 7, 6, shoe_number=4),
+    card(6, 1, "B2", "KH", 7, 6, shoe_number=4),
+    result(7, 1, "player", (["7S", "KS"], 7), (["6H", "KH"], 6), shoe_number=4),
+    round_status(8, 1, "complete", shoe_number=4),
+    roads(9, "TPPBBBPBBPPPP", shoe_number=4, cards_left=406),
+    round_open(10, 14, shoe_number=4),
+    card(11, 14, "P1", "9D", 9, 0, shoe_number=4),
+    card(12, 14, "B1", "TC", 9, 0, shoe_number=4),
+]
+
+
+def draw(state: BoardState, width: int, height: int) -> list[str]:
+    console = Console(
+        record=True, width=width, height=height, color_system=None, file=io.StringIO()
+    )
+    console.print(render(state, width, height))
+    return console.export_text().splitlines()
+
+
+def board() -> BoardState:
+    state = fold_all(BoardState(table="T7"), MESSAGES)
+    return with_controller_status(with_link(state, "connected"), b"online")
+
+
+def test_80x24_fits_and_shows_the_live_round_and_all_roads() -> None:
+    lines = draw(board(), 80, 24)
+    assert len(lines) == 24
+    assert all(len(line) <= 80 for line in lines)
+    text = "\n".join(lines)
+    assert lines[0].startswith(" Table T7 ")
+    for label in ("Shoe 4", "406 cards", "Round 14", "broker connected", "controller online"):
+        assert label in lines[0]
+    assert "PLAYER  9♦" in text
+    assert "BANKER  10♣" in text
+    assert "next card: P2" in text
+    for title in ("Big road", "Bead plate", "Big eye boy", "Small road", "Cockroach pig"):
+        assert title in text
+    assert "Ask B: ○ ● ╱  P: ○ ● ╱" in text
+    assert "B 5  P 7  T 1" in text
+
+
+def test_80x24_big_road_grid() -> None:
+    lines = draw(board(), 80, 24)
+    top = next(i for i, line in enumerate(lines) if "Big road" in line)
+    # T P P B B B P B B P P P P: the leading tie on the first P cell
+    assert lines[top + 1].startswith("│  P1 B  P  B  P  ·")
+    assert lines[top + 2].startswith("│  P  B  ·  B  P  ·")
+    assert lines[top + 3].startswith("│  ·  B  ·  ·  P  ·")
+    assert lines[top + 4].startswith("│  ·  ·  ·  ·  P  ·")
+
+
+def test_120x40_uses_the_room_card_faces_and_full_statistics() -> None:
+    lines = draw(board(), 120, 40)
+    assert len(lines) == 40
+    assert all(len(line) <= 120 for line in lines)
+    text = "\n".join(lines)
+    assert "┌───┐" in text  # card faces
+    assert "│9  │" in text
+    assert "Banker 5" in text
+    assert "Longest P 4" in text
+    assert "Round  Result" in text  # the recent results table
+    assert "PLAYER  7  6  7♠ K♠" in text
+
+
+def test_an_alarm_shows_as_a_banner_under_the_header() -> None:
+    state = fold_all(board(), [alarm(20, 3, round_number=14)])
+    lines = draw(state, 80, 24)
+    assert len(lines) == 24
+    assert lines[1].startswith(" ALARM 3: extra_card Art. 10 round 14")
+
+
+def test_an_empty_board_says_it_waits() -> None:
+    lines = draw(BoardState(table="T7"), 80, 24)
+    assert len(lines) == 24
+    text = "\n".join(lines)
+    assert "waiting for the first round" in text
+    assert "no result yet" in text
+    assert "broker connecting" in lines[0]
+
+
+def test_a_result_whose_message_was_missed_shows_from_the_roads() -> None:
+    # a board that joined late: retained shoe, round and roads only
+    state = fold_all(BoardState(table="T7"), [shoe(1), roads(9, "PPB"), round_open(10, 4)])
+    text = "\n".join(draw(state, 80, 24))
+    assert "BANKER WINS" in text
+    assert "Last: P P B" in text

@@ -455,6 +455,7 @@ class Roads:
 
     def __init__(self) -> None:
         self._results: list[_Result] = []
+        self._rounds: set[int] = set()
         self._reset()
 
     def _reset(self) -> None:
@@ -481,12 +482,12 @@ class Roads:
         A second result for a round already on the roads replaces the first one.
         """
         result = _Result(round, winner, player_pair, banker_pair, natural)
-        for index, kept in enumerate(self._results):
-            if kept.round == round:
-                self._results[index] = result
-                self._rebuild()
-                return
+        if round in self._rounds:
+            self._results = [result if r.round == round else r for r in self._results]
+            self._rebuild()
+            return
         self._results.append(result)
+        self._rounds.add(round)
         self._apply(result)
 
     def remove(self, round: int) -> bool:
@@ -495,12 +496,14 @@ class Roads:
         if len(kept) == len(self._results):
             return False
         self._results = kept
+        self._rounds.discard(round)
         self._rebuild()
         return True
 
     def clear(self) -> None:
         """Empty every road: a new shoe."""
         self._results = []
+        self._rounds = set()
         self._reset()
 
     def _rebuild(self) -> None:

@@ -69,13 +69,36 @@ def test_crc_is_ccitt_false_with_a_zero_residue() -> None:
     assert binascii.crc_hqx(body + crc16(body).to_bytes(2, "big"), 0xFFFF) == 0
 
 
-def test_worked_example_of_protocol_md() -> None:
-    # ace of spades, sequence 5: the example written out in PROTOCOL.md
-    frame = encode_frame(5, framed.CARD, bytes((1, ord("S"))))
-    assert (
-        frame.hex(" ")
-        == "7e 02 05 10 01 53 " + crc16(b"\x02\x05\x10\x01\x53").to_bytes(2, "big").hex(" ") + " 7e"
-    )
+def test_worked_examples_of_protocol_md() -> None:
+    def wire(text: str) -> bytes:
+        return bytes.fromhex(text)
+
+    ace_of_spades = bytes((1, ord("S")))
+    assert encode_frame(5, framed.CARD, ace_of_spades) == wire("7E 02 05 10 01 53 F3 0E 7E")
+    assert ack_frame(5) == wire("7E 00 05 02 13 2B 7E")
+    king_of_hearts = bytes((13, ord("H")))
+    assert encode_frame(0x7E, framed.CARD, king_of_hearts) == wire("7E 02 7D 5E 10 0D 48 49 53 7E")
+    assert encode_frame(0x33, framed.CARD, ace_of_spades) == wire("7E 02 33 10 01 53 F8 7D 5E 7E")
+    hello = encode_frame(0, framed.HELLO, framed.hello_payload(0x1234))
+    assert hello == wire("7E 03 00 01 01 12 34 92 B2 7E")
+    assert ack_frame(0) == wire("7E 00 00 02 EC DE 7E")
+    assert encode_frame(1, framed.SHOE_INSERTED) == wire("7E 00 01 20 DB CF 7E")
+    assert encode_frame(2, framed.CARD, ace_of_spades) == wire("7E 02 02 10 01 53 A2 23 7E")
+    assert ack_frame(2) == wire("7E 00 02 02 8A BC 7E")
+
+
+def test_the_exchange_of_protocol_md_delivers_each_event_once() -> None:
+    decoder = FramedDecoder()
+    inserted = bytes.fromhex("7E 00 01 20 DB CF 7E")
+    card = bytes.fromhex("7E 02 02 10 01 53 A2 23 7E")
+    events = decoder.feed(bytes.fromhex("7E 03 00 01 01 12 34 92 B2 7E"))
+    assert decoder.pending_output() == ack_frame(0)
+    events += decoder.feed(inserted + card)
+    assert decoder.pending_output() == ack_frame(2)
+    events += decoder.feed(inserted + card)  # retransmitted: the ACK was lost
+    assert decoder.pending_output() == ack_frame(2)
+    assert events == [ShoeInserted(seq=1), CardDrawn(parse_card("AS"), seq=2)]
+    assert decoder.counters["duplicates"] == 2
 
 
 def test_stuffing_round_trips_and_hides_flags() -> None:

@@ -19,6 +19,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "run": ("baccarat.controller.daemon", "run the table's daemon (device -> engine -> MQTT)"),
     "demo": ("baccarat.demo", "play a simulated shoe with a live board (no hardware)"),
     "roads": ("baccarat.controller.roads_cli", "replay a recorded shoe and print its roads"),
+    "journal": ("baccarat.controller.journal_cli", "verify or show a journal file"),
     "board": ("baccarat.boards.board_cli", "the terminal result board of a table (MQTT)"),
 }
 

@@ -212,10 +212,17 @@ def test_every_frame_between_garbage_is_recovered_exactly_once(
     encoder = FramedEncoder()
     stream = lead + b"".join(encoder.encode(event) + garbage for event, garbage in pairs)
     decoder = FramedDecoder()
+    validating = FramedDecoder(use_known_frames=False)
     events: list[DeviceEvent] = []
+    slow_events: list[DeviceEvent] = []
     for chunk in chunked(stream, cuts):
         events += decoder.feed(chunk)
+        slow_events += validating.feed(chunk)
+        assert decoder.pending_output() == validating.pending_output()
     events += decoder.resync()
+    slow_events += validating.resync()
+    assert events == slow_events  # the fast path changes nothing but the speed
+    assert decoder.counters == validating.counters
     delivered = [e for e in events if not isinstance(e, Rejected)]
     assert delivered == [with_seq(event, i) for i, (event, _) in enumerate(pairs)]
     garbage_bytes = len(lead) + sum(len(g) for _, g in pairs)

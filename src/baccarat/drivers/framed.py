@@ -388,15 +388,18 @@ class FramedDecoder:
     Keeps the next expected sequence number across :meth:`resync` (a reconnection), so a
     frame the device retransmits after an unplug is dropped as a duplicate. A HELLO with a
     new session id (the device restarted) resets the expected sequence number.
+
+    ``use_known_frames=False`` turns the fast path (:func:`known_frames`) off, so every
+    frame is validated and parsed; the results are the same, only slower.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, use_known_frames: bool = True) -> None:
         self._splitter = FrameSplitter()
         self._expected = _ANY_SEQ
         self._last_accepted: int | None = None
         self._session: int | None = None
         self._ack_due = False
-        self._known_frames = known_frames()
+        self._known_frames = known_frames() if use_known_frames else {}
         self.duplicates = 0
         self.out_of_order = 0
         self.hellos = 0

@@ -80,7 +80,7 @@ def test_exposure_stays_low() -> None:
 
 
 def test_unit_keeps_what_the_daemon_relies_on() -> None:
-    settings = {}
+    settings: dict[str, list[str]] = {}
     for line in UNIT.read_text().splitlines():
         if "=" in line and not line.startswith(("#", "[")):
             key, _, value = line.partition("=")

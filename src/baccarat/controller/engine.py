@@ -689,6 +689,7 @@ class Engine:
         if self.roads is not None:
             self.roads.clear()
         self._emit_shoe()
+        self._emit_roads()  # the retained roads start empty with the new shoe
 
     def _on_cut(self, inp: CutCardSeen) -> None:
         shoe = self._require_shoe()

@@ -37,7 +37,9 @@ ShoePhase = Literal["burning", "ready", "in_round", "closed"]
 class Message(BaseModel):
     """Fields every message carries."""
 
-    model_config = ConfigDict(frozen=True, populate_by_name=True, extra="forbid")
+    model_config = ConfigDict(
+        frozen=True, populate_by_name=True, extra="forbid", defer_build=True
+    )
     topic: ClassVar[str] = ""
 
     schema_version: int = Field(default=SCHEMA_VERSION, alias="schema")

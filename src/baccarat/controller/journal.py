@@ -64,6 +64,7 @@ import errno
 import fcntl
 import json
 import logging
+import math
 import os
 import re
 import zlib
@@ -244,12 +245,14 @@ def _unseal(line: bytes) -> bytes:
 
 
 def _check_recordable(text: str, inp: Input) -> None:
+    if inp.ts is not None and not math.isfinite(inp.ts):
+        raise UnrecordableInputError(f"{text!r}: ts {inp.ts!r} is no time")
     try:
         text.encode()
         same = parse_input(text, inp.ts) == inp
     except (InputError, UnicodeEncodeError):
         same = False
-    if not same:  # also a ts of NaN, which is never equal to itself
+    if not same:
         raise UnrecordableInputError(f"{text!r} would not read back as {inp!r}")
 
 

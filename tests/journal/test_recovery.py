@@ -10,11 +10,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from baccarat.cards import parse_card
-from baccarat.controller.inputs import DrawCard, Input, NewShoe, OpenRound, VoidRound
+from baccarat.controller.inputs import (
+    DeviceReport,
+    DrawCard,
+    Input,
+    NewShoe,
+    OpenRound,
+    VoidRound,
+)
 from baccarat.controller.journal import (
     HEX_SHOWN,
     Journal,
     Recovery,
+    decode_record,
+    encode_record,
     file_name,
     read_journal_file,
     scan,
@@ -124,6 +133,8 @@ def test_flipped_bit_in_a_middle_record_stops_replay_there_and_saves_the_rest(
     assert problem.saved_to.read_bytes() == bytes(damaged[bad:])
     assert path.read_bytes() == data[:bad]
     assert "intact records after the bad one" in str(problem)
+    alarm = DeviceReport("journal", str(problem))
+    assert decode_record(encode_record(1, alarm)[:-1]) == (1, alarm)  # journaled as is
     with Journal(folder) as journal:  # appending goes on after the cut
         assert journal.open().clean
         assert journal.append(OpenRound()) == 3
@@ -163,6 +174,8 @@ def test_long_garbage_is_saved_beside_the_file(folder: Path, writer: Writer) -> 
     assert problem.dropped_hex.endswith(f"... (+{len(garbage) - HEX_SHOWN} bytes)")
     assert problem.saved_to == path.with_name(f"{path.name}.dropped-at-{len(data)}")
     assert problem.saved_to.read_bytes() == garbage
+    alarm = DeviceReport("journal", str(problem))
+    assert decode_record(encode_record(1, alarm)[:-1]) == (1, alarm)  # journaled as is
     path.write_bytes(data + garbage)  # the same damage again: a second copy, not overwritten
     (again,) = recover(folder).problems
     assert again.saved_to == path.with_name(f"{path.name}.dropped-at-{len(data)}.2")

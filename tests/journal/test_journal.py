@@ -306,10 +306,6 @@ def test_a_restart_rebuilds_the_same_state_from_the_newest_file(folder: Path) ->
     )
 
 
-@pytest.mark.xfail(
-    reason="game recall holds rounds of the previous shoe, which the header's counters "
-    "do not carry: a resumed engine recalls only the current shoe's rounds"
-)
 def test_a_restart_rebuilds_the_game_recall(folder: Path) -> None:
     table, again = _three_shoes_and_a_crash(folder)
     assert _json(again.replayed) == _json(table.since_rotation)

@@ -25,6 +25,7 @@ import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
+from types import TracebackType
 from typing import Any, Final, Protocol
 
 from baccarat.controller import sdnotify
@@ -42,7 +43,7 @@ from baccarat.controller.inputs import (
     Reveal,
     VoidRound,
 )
-from baccarat.controller.journal import Journal
+from baccarat.controller.journal import Journal, as_recorded
 from baccarat.controller.messages import Message
 from baccarat.controller.publisher import Outbox, OutMessage, Publisher, status_payload
 from baccarat.drivers import events as ev
@@ -76,7 +77,12 @@ class DeviceSource(Protocol):
 
     async def __aenter__(self) -> Any: ...
 
-    async def __aexit__(self, *exc: object) -> Any: ...
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> Any: ...
 
     def __aiter__(self) -> AsyncIterator[ev.DeviceEvent]: ...
 
@@ -108,6 +114,7 @@ class Table:
             config.journal.folder,
             fsync=config.journal.fsync,
             retention=config.journal.retention,
+            profile=self.profile,
         )
         self.outbox = Outbox()
         self.publisher = Publisher(
@@ -142,7 +149,7 @@ class Table:
             if message.seq > cursor:
                 self._queue(message)
         for problem in report.problems:
-            self.handle(DeviceReport("journal", problem, ts=now()))
+            self.handle(DeviceReport("journal", str(problem), ts=now()))
         log.info(
             "journal: %d input(s) replayed, %d message(s) to publish again, %d problem(s)",
             len(report.inputs), len(self.outbox), len(report.problems),
@@ -169,6 +176,7 @@ class Table:
     def handle(self, inp: Input) -> Outcome:
         """Journal the input, apply it, queue what it produced."""
         counters = self.engine.counters()
+        inp = as_recorded(inp)  # free texts (void reasons, device reports) as journaled
         self.journal.append(inp)
         outcome = self.engine.feed(inp)
         if isinstance(inp, NewShoe) and outcome.refused is None:

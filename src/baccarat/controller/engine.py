@@ -690,6 +690,7 @@ class Engine:
             self.roads.clear()
         self._emit_shoe()
         self._emit_roads()  # the retained roads start empty with the new shoe
+        self.recall.clear()  # recall is of the shoe in play; the journal keeps older shoes
 
     def _on_cut(self, inp: CutCardSeen) -> None:
         shoe = self._require_shoe()

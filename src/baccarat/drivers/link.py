@@ -22,8 +22,8 @@ What it does:
   (:data:`RECONNECT_DELAY_MIN` .. :data:`RECONNECT_DELAY_MAX` seconds) that starts over
   after every successful open; it always waits until the old port is closed first. The
   first failure is logged as a warning, the repeats at debug level. With
-  ``max_attempts`` set, the link gives up after that many failed opens in a row and
-  enters :attr:`LinkState.FAILED` (a :class:`LinkDown` says so).
+  ``max_attempts`` set, the link gives up after that many failed opens in a row, enters
+  :attr:`LinkState.FAILED` (a :class:`LinkDown` says so) and iteration ends.
 * reports :class:`LinkUp` / :class:`LinkDown`, strictly alternating (a first open that
   fails reports :class:`LinkDown` too). For a protocol with a heartbeat (``framed``) the
   link is up once valid frames arrive, and down again when none came for the codec's
@@ -126,6 +126,7 @@ class DeviceLink:
         self._decoder: Decoder = self.codec.decoder()
         self._queue: asyncio.Queue[DeviceEvent | object] = asyncio.Queue()
         self._paused = False
+        self._ended = False
         self._port: SerialPort | None = None
         self._task: asyncio.Task[None] | None = None
         self._reported_up: bool | None = None
@@ -163,9 +164,9 @@ class DeviceLink:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         await self._close_port()
-        if self.state is not LinkState.STOPPED:
+        if self.state is not LinkState.FAILED:
             self.state = LinkState.STOPPED
-            self._queue.put_nowait(_STOP)
+        self._end_iteration()
 
     async def __aenter__(self) -> Self:
         await self.start()
@@ -178,6 +179,11 @@ class DeviceLink:
         tb: TracebackType | None,
     ) -> None:
         await self.stop()
+
+    def _end_iteration(self) -> None:
+        if not self._ended:
+            self._ended = True
+            self._queue.put_nowait(_STOP)
 
     def __aiter__(self) -> AsyncIterator[DeviceEvent]:
         return self._events()
@@ -251,6 +257,7 @@ class DeviceLink:
             self.state = LinkState.FAILED
             self._report_down(f"gave up after {failures} failed opens: {exc}", force=True)
             log.error("%s: link FAILED after %d attempts", self.device, failures)
+            self._end_iteration()
             return True
         self._report_down(f"cannot open: {exc}")
         return False
@@ -303,15 +310,17 @@ class DeviceLink:
         """Called by the transport with every chunk: decode, acknowledge, emit."""
         self._ring.append((time.monotonic(), "rx", data))
         events = self._decoder.feed(data)
+        if self.codec.heartbeat_timeout is not None:
+            self._check_frames()
+        for event in events:
+            self._emit(event)
+        # Acknowledge only now: with a callback (the daemon's journal), the events are
+        # durable before the device is told it may forget them.
         reply = self._decoder.pending_output()
         if reply and self._port is not None:
             self._port.write(reply)
             self._stats["bytes_out"] += len(reply)
             self._ring.append((time.monotonic(), "tx", reply))
-        if self.codec.heartbeat_timeout is not None:
-            self._check_frames()
-        for event in events:
-            self._emit(event)
 
     def _check_frames(self) -> None:
         frames = self._frames_ok()

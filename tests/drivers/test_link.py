@@ -1,0 +1,166 @@
+"""DeviceLink: reconnection, backoff, socket:// URLs, callbacks, lifecycle."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import TypeVar
+
+import pytest
+
+from baccarat.cards import ALL_CARDS
+from baccarat.drivers import link as link_module
+from baccarat.drivers.events import CardDrawn, DeviceEvent, LinkDown, LinkUp, Rejected
+from baccarat.drivers.line import LineEncoder
+from baccarat.drivers.link import DeviceLink, LinkState, reconnect_delay
+from baccarat.sim_hardware.virtual_shoe import VirtualShoe
+
+E = TypeVar("E", bound=DeviceEvent)
+
+
+@pytest.fixture
+def quick_reconnect(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(link_module, "RECONNECT_DELAY_MIN", 0.01)
+    monkeypatch.setattr(link_module, "RECONNECT_DELAY_MAX", 0.05)
+
+
+async def next_of(events: AsyncIterator[DeviceEvent], kind: type[E], within: float = 5.0) -> E:
+    async with asyncio.timeout(within):
+        async for event in events:
+            if isinstance(event, kind):
+                return event
+    raise AssertionError(f"no {kind.__name__}")
+
+
+def test_reconnect_delay_doubles_is_capped_and_jittered() -> None:
+    rng = random.Random(1)
+    delays = [reconnect_delay(attempt, rng) for attempt in range(1, 12)]
+    for attempt, delay in enumerate(delays, start=1):
+        base = min(
+            link_module.RECONNECT_DELAY_MAX, link_module.RECONNECT_DELAY_MIN * 2 ** (attempt - 1)
+        )
+        assert base * (1 - link_module.RECONNECT_JITTER) <= delay <= base
+    assert max(delays) <= link_module.RECONNECT_DELAY_MAX
+    assert len(set(delays)) == len(delays)  # jittered
+    assert reconnect_delay(10_000, rng) <= link_module.RECONNECT_DELAY_MAX
+
+
+@pytest.mark.usefixtures("quick_reconnect")
+async def test_a_missing_device_is_reported_once_and_given_up_after_max_attempts(
+    tmp_path: Path,
+) -> None:
+    link = DeviceLink(str(tmp_path / "nothing"), "line", max_attempts=5)
+    async with link:
+        events = [event async for event in link]
+    assert [type(e) for e in events] == [LinkDown, LinkDown]
+    assert "cannot open" in events[0].reason  # type: ignore[attr-defined]
+    assert "gave up after 5 failed opens" in events[1].reason  # type: ignore[attr-defined]
+    assert link.state is LinkState.FAILED
+    assert link.counters["open_failures"] == 5
+
+
+@pytest.mark.usefixtures("quick_reconnect")
+async def test_a_device_plugged_in_later_comes_up(device_link: Path) -> None:
+    async with DeviceLink(str(device_link), "line", baud=115200) as link:
+        events = aiter(link)
+        await next_of(events, LinkDown)
+        assert link.counters["open_failures"] >= 1
+        async with VirtualShoe(device_link, "line", baud=115200) as shoe:
+            await next_of(events, LinkUp)
+            shoe.send(CardDrawn(ALL_CARDS[0]))
+            assert (await next_of(events, CardDrawn)).card == ALL_CARDS[0]
+
+
+async def test_callback_mode_delivers_events_without_iteration(device_link: Path) -> None:
+    got: list[DeviceEvent] = []
+    up = asyncio.Event()
+    arrived = asyncio.Event()
+
+    class HandlerBugError(Exception):
+        pass
+
+    def on_event(event: DeviceEvent) -> None:
+        got.append(event)
+        if isinstance(event, CardDrawn):
+            arrived.set()
+        if isinstance(event, LinkUp):
+            up.set()
+            raise HandlerBugError("a handler bug must not kill the link")
+
+    async with VirtualShoe(device_link, "line", baud=115200) as shoe:
+        link = DeviceLink(str(device_link), "line", baud=115200, on_event=on_event)
+        await link.start()
+        await link.start()  # idempotent
+        try:
+            async with asyncio.timeout(5):
+                await up.wait()
+                shoe.send(CardDrawn(ALL_CARDS[5]))
+                await arrived.wait()
+        finally:
+            await link.stop()
+            await link.stop()  # idempotent
+    assert got[-1] == CardDrawn(ALL_CARDS[5])
+
+
+class LineServer:
+    """A terminal server: a TCP port that plays the line protocol to whoever connects."""
+
+    def __init__(self) -> None:
+        self.connections: asyncio.Queue[asyncio.StreamWriter] = asyncio.Queue()
+        self.server: asyncio.Server | None = None
+
+    async def __aenter__(self) -> str:
+        self.server = await asyncio.start_server(self._accept, "127.0.0.1", 0)
+        port = self.server.sockets[0].getsockname()[1]
+        return f"socket://127.0.0.1:{port}"
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self.server is not None
+        self.server.close()
+        await self.server.wait_closed()
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await self.connections.put(writer)
+
+
+async def test_a_socket_url_works_and_reconnects(quick_reconnect: None) -> None:
+    encoder = LineEncoder()
+    server = LineServer()
+    async with server as url, DeviceLink(url, "line") as link:
+        events = aiter(link)
+        await next_of(events, LinkUp)
+        first = await asyncio.wait_for(server.connections.get(), 5)
+        first.write(encoder.encode(CardDrawn(ALL_CARDS[0])) + b"X99\r\n")
+        assert (await next_of(events, CardDrawn)).card == ALL_CARDS[0]
+        assert (await next_of(events, Rejected)).data == b"X99\r\n"
+        first.close()
+        await first.wait_closed()
+        down = await next_of(events, LinkDown)
+        assert down.reason
+        await next_of(events, LinkUp)
+        second = await asyncio.wait_for(server.connections.get(), 5)
+        second.write(encoder.encode(CardDrawn(ALL_CARDS[1])))
+        assert (await next_of(events, CardDrawn)).card == ALL_CARDS[1]
+        second.close()
+        await second.wait_closed()
+        assert link.counters["reconnects"] >= 1
+
+
+async def test_a_partial_line_at_link_loss_is_reported(
+    device_link: Path, quick_reconnect: None
+) -> None:
+    async with (
+        VirtualShoe(device_link, "line", baud=115200) as shoe,
+        DeviceLink(str(device_link), "line", baud=115200) as link,
+    ):
+        events = aiter(link)
+        await next_of(events, LinkUp)
+        await shoe._write_all(b"H1")  # half a line, then the cable is pulled
+        await asyncio.sleep(0.1)
+        unplugging = asyncio.create_task(shoe.unplug(0.2))
+        rejected = await next_of(events, Rejected)
+        await unplugging
+    assert rejected.data == b"H1"
+    assert "interrupted" in rejected.reason

@@ -23,9 +23,8 @@ import os
 import signal
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import Callable
 from pathlib import Path
-from types import TracebackType
 from typing import Any, Final, Protocol
 
 from baccarat.controller import sdnotify
@@ -43,7 +42,7 @@ from baccarat.controller.inputs import (
     Reveal,
     VoidRound,
 )
-from baccarat.controller.journal import Journal, as_recorded
+from baccarat.controller.journal import Journal, JournalError, as_recorded
 from baccarat.controller.messages import Message
 from baccarat.controller.publisher import Outbox, OutMessage, Publisher, status_payload
 from baccarat.drivers import events as ev
@@ -73,34 +72,61 @@ _BUTTONS: Final[dict[str, Input | None]] = {
 
 
 class DeviceSource(Protocol):
-    """A driver: an async context manager that yields device events."""
+    """A started driver that hands each device event to a callback, then stops."""
 
-    async def __aenter__(self) -> Any: ...
+    async def start(self) -> None: ...
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> Any: ...
-
-    def __aiter__(self) -> AsyncIterator[ev.DeviceEvent]: ...
+    async def stop(self) -> None: ...
 
 
-def open_device(device: DeviceConfig) -> DeviceSource | None:
-    """The driver the configuration names, not yet started; ``None`` for kind = none."""
+class _UsbSource:
+    """The USB transport, which is iterated, as a callback source.
+
+    The transport acknowledges a chunk's frames only when the next event is asked for, so
+    an event is journaled (by the callback) before the shuffler may forget it.
+    """
+
+    def __init__(self, transport: Any, on_event: Callable[[ev.DeviceEvent], None]) -> None:
+        self._transport = transport
+        self._on_event = on_event
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        await self._transport.start()
+        self._task = asyncio.create_task(self._pump(), name="usb-events")
+
+    async def _pump(self) -> None:
+        async for event in self._transport:
+            self._on_event(event)
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        await self._transport.stop()
+
+
+def open_device(
+    device: DeviceConfig, on_event: Callable[[ev.DeviceEvent], None]
+) -> DeviceSource | None:
+    """The driver the configuration names, not yet started; ``None`` for kind = none.
+
+    Events are handed to ``on_event`` on the event loop, one at a time; the driver
+    acknowledges them to the device only after ``on_event`` has returned.
+    """
     if device.kind == "serial":
         from baccarat.drivers.link import DeviceLink
 
         assert device.path is not None
-        return DeviceLink(device.path, device.protocol, baud=device.baud)
+        return DeviceLink(device.path, device.protocol, baud=device.baud, on_event=on_event)
     if device.kind == "usb":
         from baccarat.drivers.usb_transport import UsbSettings, UsbTransport
 
         settings = UsbSettings(
             vendor_id=device.usb_vendor, product_id=device.usb_product, protocol=device.protocol
         )
-        return UsbTransport(settings)
+        return _UsbSource(UsbTransport(settings), on_event)
     return None
 
 
@@ -126,6 +152,8 @@ class Table:
         )
         self.engine = Engine(self.profile)
         self.device_tried = asyncio.Event()
+        self.fatal = asyncio.Event()
+        """Set when the daemon cannot go on (the journal cannot be written)."""
         self._cursor_path = Path(config.journal.folder) / CURSOR_FILE
         self._bad_bytes = 0
         self._bad_sample = b""
@@ -177,7 +205,12 @@ class Table:
         """Journal the input, apply it, queue what it produced."""
         counters = self.engine.counters()
         inp = as_recorded(inp)  # free texts (void reasons, device reports) as journaled
-        self.journal.append(inp)
+        try:
+            self.journal.append(inp)
+        except JournalError as exc:
+            log.critical("journal: %s: cannot record inputs, stopping", exc)
+            self.fatal.set()
+            raise
         outcome = self.engine.feed(inp)
         if isinstance(inp, NewShoe) and outcome.refused is None:
             self.journal.rotate(counters, inp)
@@ -256,9 +289,11 @@ class Table:
     async def serve(self, stop: asyncio.Event) -> None:
         """Run until ``stop`` is set; then publish what is left and say offline."""
         self.recover()
-        device = open_device(self.config.device)
+        device = open_device(self.config.device, self.on_device_event)
         if device is None:
             self.device_tried.set()
+        else:
+            await device.start()
         async with asyncio.TaskGroup() as group:
             tasks = [
                 group.create_task(self.publisher.run(), name="publisher"),
@@ -266,10 +301,10 @@ class Table:
                 group.create_task(self._watchdog_loop(), name="watchdog"),
                 group.create_task(self._ready(), name="ready"),
             ]
-            if device is not None:
-                tasks.append(group.create_task(self._device_loop(device), name="device"))
-            await stop.wait()
+            await _first(stop.wait(), self.fatal.wait())
             sdnotify.stopping()
+            if device is not None:
+                await device.stop()
             for task in tasks:
                 if task.get_name() not in ("publisher", "cursor"):
                     task.cancel()
@@ -278,11 +313,6 @@ class Table:
                 task.cancel()
         self.write_cursor()
         self.journal.close()
-
-    async def _device_loop(self, device: DeviceSource) -> None:
-        async with device:
-            async for event in device:
-                self.on_device_event(event)
 
     async def _ready(self) -> None:
         with contextlib.suppress(TimeoutError):
@@ -314,6 +344,16 @@ class Table:
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(DRAIN_TIMEOUT):
                 await self.outbox.wait_empty()
+
+
+async def _first(*waits: Any) -> None:
+    """Until the first of these coroutines finishes; the others are cancelled."""
+    tasks = [asyncio.ensure_future(w) for w in waits]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
 
 
 def now() -> float:
@@ -383,4 +423,4 @@ async def _main(config: Config) -> int:
         loop.add_signal_handler(signum, stop.set)
     table = Table(config)
     await table.serve(stop)
-    return 0
+    return 1 if table.fatal.is_set() else 0

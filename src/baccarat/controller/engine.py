@@ -461,7 +461,7 @@ class Engine:
                 "extra_card",
                 f"{code} came out after round {last.number} was complete and before 'open': "
                 "a third card against the tableau, or the next round dealt without 'open'",
-                ["accept_as_burn", "void", "open"],
+                ["accept_as_burn", "void"],
                 card=card,
                 holds_card=True,
                 on_round=last,
@@ -711,36 +711,21 @@ class Engine:
         shoe = self._require_shoe()
         rnd = self.round
         if rnd is not None and not rnd.closed:
-            settles = self._held_opening_alarm(rnd)
-            if settles is None:
-                if not (rnd.player or rnd.banker or rnd.alarms):
-                    raise RefusedError(f"round {rnd.number} is already open")
-                raise RefusedError(f"round {rnd.number} is not closed")
-            self._open_with_held(shoe, rnd, settles)
-            return
+            if not (rnd.player or rnd.banker or rnd.alarms):
+                raise RefusedError(f"round {rnd.number} is already open")
+            pending = ", ".join(f"#{a.id} {a.kind}" for a in rnd.alarms)
+            raise RefusedError(
+                f"round {rnd.number} is not closed"
+                + (f": settle alarm {pending} first (accept_as_burn or void)" if pending else "")
+            )
         before_open = [a for a in shoe.shoe_alarms if a.kind == "card_before_open"]
         if shoe.phase == "burning" or shoe.burn_due:
             self._burn_incomplete(shoe)
             return
         new = self._start_round(shoe)
-        for alarm in before_open:
+        for alarm in before_open:  # the dealer dealt, then pressed open: the cards are his
             self._clear_alarm(alarm, "open", None)
             self._round_card(shoe, new, alarm.held)
-
-    def _held_opening_alarm(self, rnd: Round) -> Alarm | None:
-        """An extra_card alarm on a shown round that 'open' can settle (explicit mode)."""
-        if not rnd.published or rnd.void:
-            return None
-        extra = [a for a in rnd.alarms if a.kind == "extra_card"]
-        if len(extra) != len(rnd.alarms) or len(extra) != 1:
-            return None
-        return extra[0] if "open" in extra[0].corrections else None
-
-    def _open_with_held(self, shoe: Shoe, last: Round, alarm: Alarm) -> None:
-        self._clear_alarm(alarm, "open", last)
-        self._emit_shoe()
-        new = self._start_round(shoe)
-        self._round_card(shoe, new, alarm.held)
 
     def _burn_incomplete(self, shoe: Shoe) -> None:
         due = shoe.burn_due

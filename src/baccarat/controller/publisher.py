@@ -223,7 +223,7 @@ class Publisher:
         will = aiomqtt.Will(
             self.status_topic, status_payload("offline", self.table), qos=1, retain=True
         )
-        return aiomqtt.Client(
+        client = aiomqtt.Client(
             broker.host,
             broker.port,
             username=broker.username,
@@ -233,7 +233,10 @@ class Publisher:
             will=will,
             tls_context=_tls_context(broker) if broker.tls else None,
             timeout=PUBLISH_TIMEOUT,
+            max_inflight_messages=MAX_INFLIGHT,
         )
+        client.pending_calls_threshold = MAX_INFLIGHT + 16  # the window bounds them
+        return client
 
     async def _session(self) -> None:
         async with self._client() as client:

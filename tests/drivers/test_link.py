@@ -9,13 +9,14 @@ from pathlib import Path
 from typing import TypeVar
 
 import pytest
+import serial
 
 from baccarat.cards import ALL_CARDS
 from baccarat.drivers import link as link_module
 from baccarat.drivers.events import CardDrawn, DeviceEvent, LinkDown, LinkUp, Rejected
 from baccarat.drivers.line import LineEncoder
 from baccarat.drivers.link import DeviceLink, LinkState, reconnect_delay
-from baccarat.sim_hardware.virtual_shoe import VirtualShoe
+from baccarat.sim_hardware.virtual_shoe import ShoeThread, VirtualShoe
 
 E = TypeVar("E", bound=DeviceEvent)
 
@@ -164,3 +165,14 @@ async def test_a_partial_line_at_link_loss_is_reported(
         await unplugging
     assert rejected.data == b"H1"
     assert "interrupted" in rejected.reason
+
+
+def test_a_shoe_in_a_thread_for_plain_blocking_code(device_link: Path) -> None:
+    with ShoeThread(VirtualShoe(device_link, "line", baud=115200)) as thread:
+        with serial.Serial(str(device_link), 115200, timeout=5) as port:
+            for card in ALL_CARDS[:3]:
+                assert thread.call(thread.shoe.send, CardDrawn(card))
+            lines = [port.readline() for _ in range(3)]
+        thread.run(thread.shoe.drain())
+    assert lines == [b"A01\r\n", b"A02\r\n", b"A03\r\n"]
+    assert not device_link.exists()

@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import ctypes
 import os
+import re
 import shutil
 import signal
 import socket
@@ -410,8 +411,8 @@ class Mosquitto:
         return all(_accepts(self.host, port) for port in self._listening_ports())
 
     def _logged_running(self) -> bool:
-        if self.config_template is not None and "log_" in self.config_template:
-            return True  # its own logging: the port probes must do
+        if not self._logs_to_us():
+            return True  # a configuration of its own that logs elsewhere: probes must do
         with self.log_file.open("rb") as log:
             log.seek(self._log_offset)
             return b" running" in log.read()
@@ -436,6 +437,16 @@ class Mosquitto:
         raise MosquittoError(
             f"mosquitto exited with status {process.returncode} while starting:\n"
             f"{self.log()}\nconfiguration:\n{self.config_file.read_text()}"
+        )
+
+    def _logs_to_us(self) -> bool:
+        """Whether the broker's "running" line reaches our log file (stderr)."""
+        if self.config_template is None:
+            return True
+        dests = re.findall(r"^log_dest\s+(\w+)", self.config_template, re.MULTILINE)
+        types = re.findall(r"^log_type\s+(\w+)", self.config_template, re.MULTILINE)
+        return (not dests or "stderr" in dests) and (
+            not types or bool({"information", "all"} & set(types))
         )
 
     def _ports_taken(self) -> bool:

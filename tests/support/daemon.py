@@ -1,0 +1,252 @@
+"""The real daemon as a process, and a recording subscriber, for hardware-in-loop tests.
+
+    daemon = Daemon(tmp_path, broker, device=shoe_path, protocol="framed").start()
+    async with Recorder(broker) as board:
+        ...
+        await board.wait_for(lambda r: r.phase() == "closed", timeout=60)
+    daemon.stop()
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import aiomqtt
+
+from support.mosquitto import Mosquitto
+
+READY_TIMEOUT = 20.0
+
+
+class Daemon:
+    """``baccarat run`` in a process of its own, with a config file written for it."""
+
+    def __init__(
+        self,
+        folder: Path,
+        broker: Mosquitto,
+        *,
+        device: str | None = None,
+        protocol: str = "framed",
+        baud: int = 115200,
+        profile: str = "macau",
+        rules: dict[str, Any] | None = None,
+        table: str = "T1",
+        env: dict[str, str] | None = None,
+        broker_env: dict[str, str] | None = None,
+    ) -> None:
+        self.folder = folder
+        self.broker = broker
+        self.table = table
+        self.journal = folder / "journal"
+        self.config = folder / "table.toml"
+        self.log_file = folder / "daemon.log"
+        self.env = dict(env or {})
+        self.broker_env = broker_env if broker_env is not None else broker.env()
+        self._process: subprocess.Popen[bytes] | None = None
+        self._log_offset = 0
+        lines = [f'table = "{table}"', f'profile = "{profile}"', "allow_test_decks = true"]
+        if rules:
+            lines.append("[rules]")
+            lines += [f"{k} = {json.dumps(v)}" for k, v in rules.items()]
+        if device is None:
+            lines += ["[device]", 'kind = "none"']
+        else:
+            lines += [
+                "[device]", 'kind = "serial"', f'path = "{device}"',
+                f'protocol = "{protocol}"', f"baud = {baud}",
+            ]
+        lines += ["[journal]", f'folder = "{self.journal}"', "fsync = true"]
+        self.config.write_text("\n".join(lines) + "\n")
+
+    def start(self, *, wait_ready: bool = True) -> Daemon:
+        """Start the process; by default wait until it says it is ready."""
+        env = {**os.environ, **self.broker_env, **self.env, "PYTHONUNBUFFERED": "1"}
+        log = self.log_file.open("ab")
+        self._log_offset = self.log_file.stat().st_size
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "baccarat.cli", "run", "--config", str(self.config),
+             "--log-level", "INFO"],
+            stdout=log, stderr=subprocess.STDOUT, env=env,
+        )
+        log.close()
+        if wait_ready:
+            self.wait_log("ready: table", READY_TIMEOUT)
+        return self
+
+    def wait_log(self, text: str, timeout: float) -> None:
+        """Until ``text`` appears in this run's log (raise with the log if it does not)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if text in self.log():
+                return
+            if self._process is not None and self._process.poll() is not None:
+                break
+            time.sleep(0.05)
+        raise AssertionError(f"daemon never logged {text!r}; log:\n{self.log()}")
+
+    def log(self) -> str:
+        """What the daemon wrote since its last start."""
+        with self.log_file.open("rb") as f:
+            f.seek(self._log_offset)
+            return f.read().decode(errors="replace")
+
+    @property
+    def pid(self) -> int:
+        """The process id."""
+        assert self._process is not None
+        return self._process.pid
+
+    def stop(self, timeout: float = 15.0) -> int:
+        """SIGTERM, wait; the exit status."""
+        process = self._process
+        if process is None or process.poll() is not None:
+            return process.returncode if process else 0
+        process.send_signal(signal.SIGTERM)
+        try:
+            return process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            raise AssertionError(f"daemon ignored SIGTERM; log:\n{self.log()}") from None
+
+    def kill(self) -> None:
+        """SIGKILL: a power cut, as far as the process can tell."""
+        if self._process is not None and self._process.poll() is None:
+            self._process.kill()
+            self._process.wait()
+
+    def close(self) -> None:
+        """Whatever state it is in, make sure it is gone."""
+        with contextlib.suppress(AssertionError):
+            self.stop()
+        self.kill()
+
+    def journal_files(self) -> list[Path]:
+        """The journal's shoe files, oldest first."""
+        return sorted(self.journal.glob("shoe-*.journal"))
+
+
+class Recorder:
+    """A board's subscription to one table: every message, kept in arrival order.
+
+    With ``persistent`` (a fixed client id and clean_session off) the broker keeps the
+    subscription and queues QoS 1 messages while the recorder is away; the recorder
+    reconnects by itself when the broker goes away and comes back.
+    """
+
+    def __init__(
+        self,
+        broker: Mosquitto,
+        *,
+        table: str = "T1",
+        prefix: str = "baccarat",
+        persistent: bool = False,
+        username: str | None = None,
+        password: str | None = None,
+    ) -> None:
+        self.broker = broker
+        self.topic = f"{prefix}/{table}/#"
+        self.persistent = persistent
+        self.username = username
+        self.password = password
+        self.received: list[tuple[str, dict[str, Any]]] = []
+        self._task: asyncio.Task[None] | None = None
+        self._subscribed = asyncio.Event()
+        self._changed = asyncio.Event()
+
+    async def __aenter__(self) -> Recorder:
+        self._task = asyncio.create_task(self._run())
+        async with asyncio.timeout(10):
+            await self._subscribed.wait()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._task is not None
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                await self._session()
+            except aiomqtt.MqttError:
+                await asyncio.sleep(0.2)
+
+    async def _session(self) -> None:
+        kwargs: dict[str, Any] = {}
+        if self.persistent:
+            kwargs = {"identifier": "recorder", "clean_session": False}
+        async with self.broker.client(
+            username=self.username, password=self.password, **kwargs
+        ) as client:
+            await client.subscribe(self.topic, qos=1)
+            self._subscribed.set()
+            async for message in client.messages:
+                payload = message.payload
+                text = payload.decode() if isinstance(payload, bytes) else str(payload)
+                self.received.append((str(message.topic), json.loads(text)))
+                self._changed.set()
+
+    async def wait_for(self, condition: Callable[[Recorder], bool], timeout: float) -> None:
+        """Until ``condition(self)`` holds (raise TimeoutError with a summary if not)."""
+        try:
+            async with asyncio.timeout(timeout):
+                while not condition(self):
+                    self._changed.clear()
+                    await self._changed.wait()
+        except TimeoutError:
+            kinds: dict[str, int] = {}
+            for _, body in self.received:
+                kinds[body.get("type", "?")] = kinds.get(body.get("type", "?"), 0) + 1
+            raise TimeoutError(f"condition not met; received {kinds}") from None
+
+    def bodies(self, kind: str | None = None) -> list[dict[str, Any]]:
+        """Bodies in arrival order (duplicates included), of one type if given."""
+        return [b for _, b in self.received if kind is None or b.get("type") == kind]
+
+    def by_seq(self) -> dict[int, dict[str, Any]]:
+        """Engine messages by ``seq``; a duplicate must be identical (asserted)."""
+        seen: dict[int, dict[str, Any]] = {}
+        for _, body in self.received:
+            seq = body.get("seq")
+            if not isinstance(seq, int):
+                continue
+            if seq in seen:
+                assert seen[seq] == body, f"seq {seq} published twice with different content"
+            seen[seq] = body
+        return seen
+
+    def phase(self) -> str | None:
+        """The phase in the newest shoe message."""
+        shoes = self.bodies("shoe")
+        return shoes[-1]["phase"] if shoes else None
+
+
+def replay_journal(daemon: Daemon, profile_toml: Path | None = None) -> list[dict[str, Any]]:
+    """``baccarat journal show --replay`` of every journal file, piped into
+    ``baccarat replay``: the messages the same inputs give, as bodies."""
+    out: list[dict[str, Any]] = []
+    for path in daemon.journal_files()[-1:]:
+        lines = subprocess.run(
+            [sys.executable, "-m", "baccarat.cli", "journal", "show", str(path), "--replay"],
+            capture_output=True, text=True, check=True, timeout=60,
+        ).stdout
+        args = ["--profile", str(profile_toml)] if profile_toml else []
+        proc = subprocess.run(
+            [sys.executable, "-m", "baccarat.cli", "replay", "-", *args],
+            input=lines, capture_output=True, text=True, timeout=60, check=False,
+        )
+        out += [json.loads(line) for line in proc.stdout.splitlines()]
+    return out

@@ -104,7 +104,8 @@ class DeviceLink:
     ``device``: a path or ``socket://host:port``; ``protocol``: a codec name
     (``"line"``, ``"framed"``) or a :class:`~baccarat.drivers.codec.Codec`; ``baud``: the
     line speed (8N1); ``on_event``: a callback for every event, instead of iterating over
-    the link; ``max_attempts``: failed opens in a row before giving up (``None``: never).
+    the link; ``max_attempts``: failed opens in a row before giving up (``None``: never);
+    ``seed``: of the backoff jitter (tests). Iterate over a link once, from one consumer.
     """
 
     def __init__(
@@ -269,6 +270,7 @@ class DeviceLink:
     async def _serve(self, port: SerialPort) -> str:
         """Read from ``port`` until it is lost; return why. Closes the port."""
         self._port = port
+        self._paused = False  # a new port reads; _emit pauses it again if need be
         self._last_frame_at = time.monotonic()
         self._frames_seen = self._frames_ok()
         self.state = LinkState.OPEN
@@ -292,9 +294,13 @@ class DeviceLink:
                 self._report_down(f"no frame for {silent:.1f} s (heartbeat timeout {timeout} s)")
 
     async def _close_port(self) -> None:
-        port, self._port = self._port, None
-        if port is not None:
-            await port.close()
+        """Close the port and wait until it is closed (again, if a close was cancelled)."""
+        port = self._port
+        if port is None:
+            return
+        await port.close()
+        if self._port is port:
+            self._port = None
             for event in self._decoder.resync():
                 self._emit(event)
 

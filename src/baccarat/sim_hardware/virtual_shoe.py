@@ -271,7 +271,9 @@ class VirtualShoe:
             data = os.read(self._master, READ_SIZE)
         except (BlockingIOError, InterruptedError):
             return
-        except OSError:
+        except OSError as exc:  # not expected while the shoe holds the slave open
+            log.warning("%s: reading the pty failed (%s); no more ACKs", self.link, exc)
+            asyncio.get_running_loop().remove_reader(self._master)
             return
         if self.outbox.receive(data):
             self._wakeup.set()

@@ -298,3 +298,28 @@ async def test_dump_debug_shows_recent_traffic_in_hex(device_link: Path) -> None
     assert " rx 7e " in dump
     assert " tx 7e 00 " in dump  # an ACK
     assert "frames_ok=" in dump
+
+
+async def test_a_planned_unplug_loses_nothing_over_framed(
+    device_link: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(link_module, "RECONNECT_DELAY_MIN", 0.02)
+    monkeypatch.setattr(link_module, "RECONNECT_DELAY_MAX", 0.1)
+    plan = FaultPlan(unplug_after_frames=(100,), unplug_seconds=0.3)
+    async with (
+        VirtualShoe(device_link, "framed", baud=115200, faults=plan) as shoe,
+        DeviceLink(str(device_link), "framed", baud=115200) as link,
+    ):
+        events = aiter(link)
+        await next_of(events, LinkUp)
+        await shoe.play((CardDrawn(card) for card in FULL_SHOE), pace=0.001)
+        seen: list[DeviceEvent] = []
+        async with asyncio.timeout(20):
+            async for event in events:
+                seen.append(event)
+                if sum(isinstance(e, CardDrawn) for e in seen) == len(FULL_SHOE):
+                    break
+    assert [e.card for e in seen if isinstance(e, CardDrawn)] == FULL_SHOE
+    assert [type(e) for e in seen if isinstance(e, LinkUp | LinkDown)] == [LinkDown, LinkUp]
+    assert shoe.counters["unplugs"] == 1
+    assert shoe.counters["bytes_lost"] > 0

@@ -194,15 +194,18 @@ class Recorder:
             await client.subscribe(self.topic, qos=1)
             self._subscribed.set()
             async for message in client.messages:
+                if "/cmd/" in str(message.topic):
+                    continue  # the pit's commands, not what the controller published
                 payload = message.payload
                 text = payload.decode() if isinstance(payload, bytes) else str(payload)
                 self.received.append((str(message.topic), json.loads(text)))
                 self._changed.set()
 
-    async def wait_for(self, condition: Callable[[Recorder], bool], timeout: float) -> None:
-        """Until ``condition(self)`` holds (raise TimeoutError with a summary if not)."""
+    async def wait_for(self, condition: Callable[[Recorder], bool], within: float) -> None:
+        """Until ``condition(self)`` holds, at most ``within`` seconds (then TimeoutError
+        with a summary of what arrived)."""
         try:
-            async with asyncio.timeout(timeout):
+            async with asyncio.timeout(within):
                 while not condition(self):
                     self._changed.clear()
                     await self._changed.wait()

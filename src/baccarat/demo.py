@@ -1,136 +1,302 @@
-"""``baccarat demo``: play a simulated shoe with no hardware and show it round by round.
+"""``baccarat demo``: the whole table with no hardware.
 
-A seeded 8-deck shoe goes through the rules engine card by card, at a watchable pace, with
-a few misdeals injected along the way (an extra card, a foreign card, an unreadable card)
-and corrected the way a pit would correct them. Every round, result and alarm is printed.
+It starts, in a temporary folder:
+
+* an embedded MQTT broker (amqtt, TCP and WebSocket listeners on loopback), unless
+  ``--broker HOST:PORT`` names one;
+* a virtual electronic shoe on a pty (the ``framed`` protocol, with dealer buttons);
+* the daemon, ``baccarat run``, as a process of its own, on that pty and broker;
+* the web board, whose address it prints;
+* a pit that settles misdeals the way a pit boss would (an extra or foreign card is
+  burned, a wrong declared result is declared again from the cards);
+* a dealer who deals a full 8-deck shoe at a watchable pace and makes a few mistakes;
+* the live terminal board (or, when the output is not a terminal, one line per event).
+
+Ctrl-C stops everything cleanly.
 """
 
 from __future__ import annotations
 
 import argparse
-import time
-from collections.abc import Iterator
+import asyncio
+import contextlib
+import json
+import socket
+import subprocess
+import sys
+import tempfile
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any, Final
 
-from rich.console import Console
-from rich.text import Text
+import aiomqtt
 
-from baccarat.controller.engine import Engine
-from baccarat.controller.inputs import (
-    AcceptAsBurn,
-    CutCardSeen,
-    DrawCard,
-    Input,
-    NewShoe,
-    OpenRound,
-    VoidRound,
-)
-from baccarat.controller.messages import (
-    AlarmClearedMessage,
-    AlarmMessage,
-    CardMessage,
-    Message,
-    ResultMessage,
-    ShoeMessage,
-    VoidMessage,
-)
-from baccarat.controller.profiles import load_profile
-from baccarat.sim_hardware.shoe_inputs import DEFAULT_CUT_FROM_END, shuffled_shoe
+from baccarat.drivers.events import CardDrawn, DealerButton
+from baccarat.sim_hardware.dealer import Dealer, Mistake
+from baccarat.sim_hardware.virtual_shoe import VirtualShoe
 
-COLOURS = {"banker": "bold red", "player": "bold blue", "tie": "bold green"}
+TABLE: Final = "DEMO"
+PREFIX: Final = "baccarat"
+MISTAKES: Final[dict[int, Mistake]] = {
+    4: "extra_card",
+    9: "wrong_declare",
+    60: "foreign_card",
+    22: "extra_card",
+}
+"""Round number -> the dealer's mistake in that round."""
+BURNABLE: Final = frozenset({"extra_card", "foreign_card", "unreadable_card", "card_before_open"})
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``baccarat demo``."""
-    parser.add_argument("--seed", type=int, default=2026, help="shuffle seed")
-    parser.add_argument("--pace", type=float, default=0.25, help="seconds between cards")
-    parser.add_argument("--fast", action="store_true", help="no pause between cards")
+    parser.add_argument("--fast", action="store_true", help="deal fast (0.05 s a card)")
+    parser.add_argument("--pace", type=float, default=0.6, help="seconds between cards")
+    parser.add_argument("--seed", type=int, default=2026, help="the shoe's shuffle")
+    parser.add_argument("--broker", help="HOST:PORT of a broker to use instead of amqtt")
+    parser.add_argument("--web-port", type=int, default=8080, help="web board port (0: any)")
+    parser.add_argument(
+        "--plain", action="store_true", help="one line per event instead of the live board"
+    )
     parser.add_argument("--rounds", type=int, default=0, help="stop after N rounds (0: shoe)")
 
 
-def demo_inputs(seed: int, engine: Engine) -> Iterator[Input]:
-    """A seeded shoe in explicit mode, with three dealer's mistakes and their corrections.
-
-    Reads ``engine`` (which the caller feeds) to know when a round has closed. Every card is
-    a card of the shoe: the mistakes are cards drawn at the wrong moment or misread.
-    """
-    cards = iter(shuffled_shoe(8, seed))
-    left = 8 * 52
-    done: set[int] = set()
-    yield NewShoe()
-    while True:
-        card = next(cards, None)
-        if card is None:
-            return
-        left -= 1
-        if left == DEFAULT_CUT_FROM_END - 1:
-            yield CutCardSeen()
-        rnd, shoe = engine.round, engine.shoe
-        between = shoe is not None and shoe.phase == "ready" and (rnd is None or rnd.closed)
-        if between and not shoe.burn_due and rnd is not None and rnd.number not in done:  # type: ignore[union-attr]
-            done.add(rnd.number)
-            if rnd.number == 4:
-                yield DrawCard(card)  # drawn before 'open': an extra card
-                yield AcceptAsBurn()
-                continue
-            if rnd.number == 9:
-                yield OpenRound()
-                yield DrawCard(None)  # the shoe misreads the first card of the round
-                yield AcceptAsBurn()
-                yield DrawCard(card)
-                continue
-            if rnd.number == 15:
-                yield OpenRound()
-                yield DrawCard(card)
-                yield VoidRound("demo: the pit voids this round")
-                continue
-        if between and not shoe.burn_due:  # type: ignore[union-attr]
-            yield OpenRound()
-        yield DrawCard(card)
+def free_port() -> int:
+    """A free TCP port on the loopback interface."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
-def run(args: argparse.Namespace) -> int:
-    """Play the shoe and print it."""
-    console = Console()
-    engine = Engine(load_profile("macau", open_mode="explicit"), roads=False)
-    pace = 0.0 if args.fast else args.pace
-    console.print("[bold]Baccarat table controller: simulated 8-deck shoe, Macau rules[/]")
-    rounds = 0
-    for inp in demo_inputs(args.seed, engine):
-        outcome = engine.feed(inp)
-        for message in outcome.messages:
-            _show(console, message)
-            if isinstance(message, ResultMessage | VoidMessage):
-                rounds += 1
-        if isinstance(inp, DrawCard) and pace:
-            time.sleep(pace)
-        if engine.shoe and engine.shoe.phase == "closed":
-            break
-        if args.rounds and rounds >= args.rounds:
-            break
-    console.print(f"[bold]{rounds} rounds played.[/]")
+@contextlib.asynccontextmanager
+async def embedded_broker(port: int, ws_port: int) -> AsyncIterator[None]:
+    """An amqtt broker on loopback: MQTT on ``port``, MQTT over WebSocket on ``ws_port``."""
+    import logging
+
+    from amqtt.broker import Broker
+
+    for name in ("amqtt", "transitions"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    broker = Broker(
+        {
+            "listeners": {
+                "default": {"type": "tcp", "bind": f"127.0.0.1:{port}"},
+                "ws": {"type": "ws", "bind": f"127.0.0.1:{ws_port}"},
+            },
+            "plugins": {
+                "amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": True}
+            },
+        }
+    )
+    await broker.start()
+    try:
+        yield
+    finally:
+        await broker.shutdown()
+
+
+def daemon_config(folder: Path, host: str, port: int, shoe: str) -> Path:
+    """The daemon's table.toml for the demo."""
+    path = folder / "table.toml"
+    path.write_text(
+        f'table = "{TABLE}"\nprofile = "macau"\n'
+        '[rules]\nopen_mode = "explicit"\n'
+        f'[device]\nkind = "serial"\npath = "{shoe}"\nprotocol = "framed"\nbaud = 115200\n'
+        f'[broker]\nhost = "{host}"\nport = {port}\n'
+        f'[journal]\nfolder = "{folder / "journal"}"\n'
+    )
+    return path
+
+
+class Pit:
+    """Watches the alarms and settles them; notices when the shoe is over."""
+
+    def __init__(self, host: str, port: int, plain: bool) -> None:
+        self.host, self.port, self.plain = host, port, plain
+        self.base = f"{PREFIX}/{TABLE}"
+        self.results: dict[int, str] = {}
+        self.alarms: list[dict[str, Any]] = []
+        self.online = asyncio.Event()
+        self.shoe_over = asyncio.Event()
+        self.settled = asyncio.Event()
+        self.settled.set()
+        self.pending: set[int] = set()
+        self.rounds = 0
+        self.round_done = asyncio.Event()
+
+    async def run(self) -> None:
+        """Subscribe and react until cancelled."""
+        async with aiomqtt.Client(self.host, self.port) as client:
+            await client.subscribe(f"{self.base}/#", qos=1)
+            async for message in client.messages:
+                topic = str(message.topic)
+                if "/cmd/" in topic:
+                    continue
+                body = json.loads(bytes(message.payload))
+                await self._react(client, body)
+
+    async def _react(self, client: aiomqtt.Client, body: dict[str, Any]) -> None:
+        kind = body.get("type")
+        if kind == "status" and body.get("state") == "online":
+            self.online.set()
+        elif kind == "result":
+            self.results[body["round"]] = body["winner"]
+            self.rounds += 1
+            self.round_done.set()
+        elif kind == "void":
+            self.rounds += 1
+            self.round_done.set()
+        elif kind == "shoe" and body.get("phase") == "closed":
+            self.shoe_over.set()
+        elif kind == "alarm":
+            self.alarms.append(body)
+            if body["correctable"]:
+                self.pending.add(body["id"])
+                self.settled.clear()
+            await self._settle(client, body)
+        elif kind == "alarm_cleared":
+            self.pending.discard(body["id"])
+            if not self.pending:
+                self.settled.set()
+        if self.plain:
+            _print_plain(body)
+
+    async def _settle(self, client: aiomqtt.Client, alarm: dict[str, Any]) -> None:
+        if alarm["kind"] in BURNABLE:
+            await client.publish(f"{self.base}/cmd/accept_as_burn", b"{}", qos=1)
+        elif alarm["kind"] == "result_mismatch" and alarm["round"] in self.results:
+            winner = self.results[alarm["round"]]
+            body = json.dumps({"winner": winner}).encode()
+            await client.publish(f"{self.base}/cmd/declare", body, qos=1)
+
+
+def _print_plain(body: dict[str, Any]) -> None:
+    kind = body.get("type")
+    if kind == "card":
+        print(f"  card {body['position']:>4} {body['card'] or '??'}  (round {body['round']})")
+    elif kind == "result":
+        print(
+            f"round {body['round']}: {body['winner'].upper()}  "
+            f"player {body['player']['total']} {' '.join(body['player']['cards'])} | "
+            f"banker {body['banker']['total']} {' '.join(body['banker']['cards'])}"
+        )
+    elif kind == "alarm":
+        print(f"ALARM {body['kind']}: {body['text']}")
+    elif kind == "alarm_cleared":
+        print(f"  alarm {body['id']} settled by {body['by']}")
+    elif kind == "void":
+        print(f"round {body['round']}: VOID ({body['reason']})")
+    elif kind == "shoe" and body["phase"] in ("ready", "closed"):
+        print(f"  shoe {body['shoe']}: {body['phase']}, {body['cards_left']} cards left")
+    sys.stdout.flush()
+
+
+async def _deal(shoe: VirtualShoe, pit: Pit, seed: int, pace: float) -> None:
+    await pit.online.wait()
+    await asyncio.sleep(0.5)
+    dealer = Dealer(decks=8, seed=seed, mistakes_at=MISTAKES)
+    for event in dealer.events():
+        if isinstance(event, DealerButton) and event.button == "open":
+            await asyncio.sleep(pace)  # the dealer waits for the pit to settle the table
+            await asyncio.wait_for(pit.settled.wait(), timeout=None)
+        shoe.send(event)
+        if isinstance(event, CardDrawn | DealerButton):
+            await asyncio.sleep(pace)
+    await shoe.drain()
+
+
+async def _board(host: str, port: int, plain: bool) -> None:
+    if plain:
+        await asyncio.Event().wait()
+    from baccarat.boards.board_cli import BoardFeed, show
+
+    await show(BoardFeed(host, port, PREFIX, TABLE))
+
+
+async def _web_board(host: str, ws_port: int | None, web_port: int) -> str | None:
+    if ws_port is None:
+        return None
+    from baccarat.boards.web_server import WebBoardServer, page_config
+
+    server = WebBoardServer(page_config(host, ws_port, TABLE, PREFIX), port=web_port)
+    try:
+        await server.start()
+    except OSError:
+        server = WebBoardServer(page_config(host, ws_port, TABLE, PREFIX), port=0)
+        await server.start()
+    _WEB_SERVERS.append(server)
+    return server.url
+
+
+_WEB_SERVERS: list[Any] = []
+
+
+async def _stop_when_done(pit: Pit, rounds: int) -> None:
+    if rounds:
+        while pit.rounds < rounds:
+            pit.round_done.clear()
+            await pit.round_done.wait()
+        return
+    await pit.shoe_over.wait()
+    await asyncio.sleep(3)  # leave the last result on the board for a moment
+
+
+async def _demo(args: argparse.Namespace, folder: Path) -> int:
+    pace = 0.05 if args.fast else args.pace
+    plain = args.plain or not sys.stdout.isatty()
+    async with contextlib.AsyncExitStack() as stack:
+        if args.broker:
+            host, _, port_text = args.broker.rpartition(":")
+            host, port, ws_port = host or "127.0.0.1", int(port_text), None
+        else:
+            host, port, ws_port = "127.0.0.1", free_port(), free_port()
+            await stack.enter_async_context(embedded_broker(port, ws_port))
+        shoe_link = str(folder / "shoe")
+        shoe = await stack.enter_async_context(VirtualShoe(shoe_link, "framed", baud=115200))
+        config = daemon_config(folder, host, port, shoe_link)
+        log = await asyncio.to_thread((folder / "daemon.log").open, "wb")
+        stack.callback(log.close)
+        daemon = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "baccarat.cli", "run", "--config", str(config),
+            stdout=log, stderr=subprocess.STDOUT,
+        )
+        stack.push_async_callback(_stop_process, daemon)
+        url = await _web_board(host, ws_port, args.web_port)
+        print(f"broker {host}:{port}; daemon log {folder / 'daemon.log'}")
+        if url:
+            print(f"web board: {url}")
+        pit = Pit(host, port, plain)
+        async with asyncio.TaskGroup() as group:
+            tasks = [
+                group.create_task(pit.run()),
+                group.create_task(_deal(shoe, pit, args.seed, pace)),
+                group.create_task(_board(host, port, plain)),
+            ]
+            await _stop_when_done(pit, args.rounds)
+            for task in tasks:
+                task.cancel()
+        for server in _WEB_SERVERS:
+            await server.close()
+        print(f"{pit.rounds} rounds, {len(pit.alarms)} alarm(s) raised and settled by the pit.")
     return 0
 
 
-def _show(console: Console, message: Message) -> None:
-    if isinstance(message, CardMessage):
-        where = "burn" if message.position == "burn" else message.position
-        console.print(f"  {where:>4} {message.card or '??'}", end="  ")
-    elif isinstance(message, ResultMessage):
-        text = Text(f"\n  round {message.round}: {message.winner.upper()} ")
-        text.stylize(COLOURS[message.winner])
-        text.append(
-            f"player {message.player.total} {' '.join(message.player.cards)} | "
-            f"banker {message.banker.total} {' '.join(message.banker.cards)}"
-        )
-        console.print(text)
-    elif isinstance(message, AlarmMessage):
-        console.print(f"\n  [bold yellow]ALARM {message.kind}[/]: {message.text}")
-    elif isinstance(message, AlarmClearedMessage):
-        console.print(f"  [yellow]alarm {message.id} settled by {message.by}[/]")
-    elif isinstance(message, VoidMessage):
-        console.print(f"\n  [bold magenta]round {message.round} VOID[/] ({message.reason})")
-    elif isinstance(message, ShoeMessage) and message.phase in ("ready", "closed"):
-        console.print(
-            f"  [dim]shoe {message.shoe}: {message.phase}, {message.cards_left} cards left, "
-            f"{message.rounds} rounds{', last round' if message.last_round else ''}[/]"
-        )
+async def _stop_process(process: asyncio.subprocess.Process) -> None:
+    if process.returncode is not None:
+        return
+    process.terminate()
+    try:
+        async with asyncio.timeout(10):
+            await process.wait()
+    except TimeoutError:
+        process.kill()
+        await process.wait()
+
+
+def run(args: argparse.Namespace) -> int:
+    """Play the demo until the shoe ends or Ctrl-C."""
+    with tempfile.TemporaryDirectory(prefix="baccarat-demo-") as tmp:
+        try:
+            return asyncio.run(_demo(args, Path(tmp)))
+        except KeyboardInterrupt:
+            print("stopped.")
+            return 0

@@ -1,5 +1,8 @@
 """``baccarat board --broker HOST[:PORT] --table ID``: the terminal result board.
 
+With ``--web PORT`` it serves the browser board instead (:mod:`baccarat.boards.web_server`):
+a static page that subscribes to the broker's MQTT-over-WebSocket listener (``--ws-port``).
+
 Subscribes to ``{prefix}/{table}/#`` and redraws as messages arrive. The bodies are the
 controller's messages (:func:`baccarat.controller.messages.parse_message`), plus the
 retained ``status`` (online/offline). Commands (``cmd/...``) are not for boards and are
@@ -22,6 +25,7 @@ from typing import Final
 from pydantic import ValidationError
 
 from baccarat.boards.state import BoardState, fold, with_controller_status, with_link
+from baccarat.boards.web_server import DEFAULT_WS_PORT
 from baccarat.controller.messages import parse_message
 
 DEFAULT_PORT: Final = 1883
@@ -39,8 +43,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--broker", default="localhost", help="HOST[:PORT] of the MQTT broker (port 1883)"
     )
-    parser.add_argument("--table", required=True, help="table id, as in the topics")
+    parser.add_argument(
+        "--table", help="table id, as in the topics (the web page may take ?table=ID instead)"
+    )
     parser.add_argument("--prefix", default="baccarat", help="topic prefix (baccarat)")
+    web = parser.add_argument_group("web board")
+    web.add_argument(
+        "--web", type=int, metavar="PORT", help="serve the browser board on PORT instead"
+    )
+    web.add_argument(
+        "--web-host",
+        default="127.0.0.1",
+        help="address the web board listens on (127.0.0.1; 0.0.0.0 for a screen elsewhere)",
+    )
+    web.add_argument(
+        "--ws-port",
+        type=int,
+        default=DEFAULT_WS_PORT,
+        help=f"the broker's MQTT-over-WebSocket port, for the page ({DEFAULT_WS_PORT})",
+    )
 
 
 def parse_broker(text: str) -> tuple[str, int]:
@@ -64,8 +85,8 @@ def parse_broker(text: str) -> tuple[str, int]:
 def receive(state: BoardState, base: str, topic: str, payload: bytes) -> BoardState:
     """The state after one MQTT message on ``topic`` under ``base`` (``prefix/table``)."""
     kind = topic.removeprefix(base + "/") if topic.startswith(base + "/") else None
-    if kind is None or kind.startswith("cmd/"):
-        return state
+    if kind is None or kind.startswith("cmd/") or kind == "reply":
+        return state  # the pit's commands and the controller's answers: not for boards
     if kind == "status":
         return with_controller_status(state, status_text(payload))
     try:
@@ -156,11 +177,34 @@ async def show(feed: BoardFeed) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Draw the board until interrupted; 2 if the broker address is wrong."""
+    """Draw (or serve) the board until interrupted; 2 if the arguments are wrong."""
     try:
         host, port = parse_broker(args.broker)
     except ValueError as exc:
         print(f"baccarat board: {exc}", file=sys.stderr)
         return 2
+    if args.web is not None:
+        return run_web(args, host)
+    if not args.table:
+        print("baccarat board: --table is required (or --web PORT)", file=sys.stderr)
+        return 2
     asyncio.run(show(BoardFeed(host, port, args.prefix, args.table)))
+    return 0
+
+
+def run_web(args: argparse.Namespace, broker_host: str) -> int:
+    """Serve the web board until interrupted; 2 if a port is wrong or taken."""
+    from baccarat.boards.web_server import WebBoardServer, page_config, serve
+
+    for name, value in (("--web", args.web), ("--ws-port", args.ws_port)):
+        if not 0 <= value < 65536:
+            print(f"baccarat board: bad port for {name}: {value}", file=sys.stderr)
+            return 2
+    config = page_config(broker_host, args.ws_port, args.table, args.prefix)
+    server = WebBoardServer(config, host=args.web_host, port=args.web)
+    try:
+        asyncio.run(serve(server))
+    except OSError as exc:
+        print(f"baccarat board: cannot serve on {args.web_host}:{args.web}: {exc}", file=sys.stderr)
+        return 2
     return 0

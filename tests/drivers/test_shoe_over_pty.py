@@ -7,6 +7,7 @@ with pyserial-asyncio-fast, exactly as it opens a USB-serial adapter.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import time
 from collections.abc import AsyncIterator
@@ -79,7 +80,6 @@ async def test_a_full_eight_deck_shoe_arrives_exactly(
         await shoe.play(CardDrawn(card) for card in FULL_SHOE)
         cards = await collect_cards(events, len(FULL_SHOE), within=30)
         elapsed = time.monotonic() - started
-        await shoe.drain()
     assert cards == FULL_SHOE
     counters = link.counters
     assert counters["rejected_bytes"] == 0
@@ -207,7 +207,7 @@ async def test_framed_shoe_survives_a_noisy_wire(device_link: Path) -> None:
     assert counters["retransmissions"] > 0
     assert rejected
     assert shoe.faults.counters["drops"] > 0
-    assert shoe.outbox.counters["retransmissions"] > 0  # type: ignore[attr-defined]
+    assert shoe.outbox.counters["retransmissions"] > 0
 
 
 async def test_line_shoe_on_a_noisy_wire_reports_what_it_throws_away(device_link: Path) -> None:
@@ -323,3 +323,49 @@ async def test_a_planned_unplug_loses_nothing_over_framed(
     assert [type(e) for e in seen if isinstance(e, LinkUp | LinkDown)] == [LinkDown, LinkUp]
     assert shoe.counters["unplugs"] == 1
     assert shoe.counters["bytes_lost"] > 0
+
+
+async def test_frames_are_acknowledged_only_once_the_consumer_is_done(device_link: Path) -> None:
+    async with (
+        VirtualShoe(device_link, "framed", baud=115200, heartbeat_interval=None) as shoe,
+        DeviceLink(str(device_link), "framed", baud=115200) as link,
+    ):
+        events = aiter(link)
+        await next_of(events, LinkUp)
+        shoe.send(CardDrawn(FULL_SHOE[0]))
+        await next_of(events, CardDrawn)  # held by the consumer, not yet done with
+        await asyncio.sleep(0.7)  # longer than the shoe's retransmission timeout
+        assert shoe.outbox.in_flight == 1
+
+        async def ask() -> DeviceEvent:
+            return await anext(events)
+
+        asking = asyncio.create_task(ask())  # done with it: asks for the next
+        async with asyncio.timeout(2):
+            await shoe.drain()
+        assert not asking.done()
+        asking.cancel()
+        with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
+            await asking
+    assert link.counters["retransmissions"] >= 1  # the shoe repeated the unacknowledged card
+
+
+async def test_with_a_callback_frames_are_acknowledged_after_it_returns(
+    device_link: Path,
+) -> None:
+    in_flight_during_callback: list[int] = []
+    arrived = asyncio.Event()
+    shoe = VirtualShoe(device_link, "framed", baud=115200, heartbeat_interval=None)
+
+    def on_event(event: DeviceEvent) -> None:
+        if isinstance(event, CardDrawn):
+            in_flight_during_callback.append(shoe.outbox.in_flight)
+            arrived.set()
+
+    link = DeviceLink(str(device_link), "framed", baud=115200, on_event=on_event)
+    async with shoe, link:
+        shoe.send(CardDrawn(FULL_SHOE[0]))
+        async with asyncio.timeout(3):
+            await arrived.wait()
+            await shoe.drain()
+    assert in_flight_during_callback == [1]

@@ -29,7 +29,11 @@ What it does:
   link is up once valid frames arrive, and down again when none came for the codec's
   ``heartbeat_timeout`` while the port stays open; for ``line`` it is up when the port
   is open.
-* writes back what the decoder owes the device (``framed`` acknowledgements).
+* writes back what the decoder owes the device (``framed`` acknowledgements), but only
+  once the events are handled: with ``on_event``, after it has returned for each of them;
+  when iterating, when the consumer asks for the next event. So a consumer that makes
+  an event durable before it asks for the next one never loses an event the device was
+  told it may forget.
 * keeps the decoder across reconnections, so ``framed`` drops frames the device
   retransmits after an unplug instead of delivering them twice.
 * :attr:`DeviceLink.counters`: bytes, frames, rejected bytes, CRC errors,
@@ -128,6 +132,9 @@ class DeviceLink:
         self._queue: asyncio.Queue[DeviceEvent | object] = asyncio.Queue()
         self._paused = False
         self._ended = False
+        self._queued = 0  # events put on the queue, ever
+        self._consumed = 0  # events the consumer is done with
+        self._acks_waiting: deque[tuple[int, bytes]] = deque()  # (after event n, ACK)
         self._port: SerialPort | None = None
         self._task: asyncio.Task[None] | None = None
         self._reported_up: bool | None = None
@@ -196,6 +203,7 @@ class DeviceLink:
                 self._resume_reading()
             if isinstance(item, DeviceEvent):
                 yield item
+                self._consumed_one()
             else:
                 return
 
@@ -320,10 +328,33 @@ class DeviceLink:
             self._check_frames()
         for event in events:
             self._emit(event)
-        # Acknowledge only now: with a callback (the daemon's journal), the events are
-        # durable before the device is told it may forget them.
         reply = self._decoder.pending_output()
-        if reply and self._port is not None:
+        if reply:
+            self._acknowledge(reply)
+
+    def _acknowledge(self, reply: bytes) -> None:
+        """Write ``reply`` once every event emitted so far has been handled.
+
+        With a callback that is now (it has returned for each of them: the daemon's
+        journal has them); when iterating, it is when the consumer asks for the event after
+        the last of them. Only then may the device forget them.
+        """
+        if self._on_event is not None or self._consumed >= self._queued:
+            self._write(reply)
+        else:
+            self._acks_waiting.append((self._queued, reply))
+
+    def _consumed_one(self) -> None:
+        """The consumer asked for the next event: it is done with the previous one."""
+        self._consumed += 1
+        reply = b""
+        while self._acks_waiting and self._acks_waiting[0][0] <= self._consumed:
+            reply = self._acks_waiting.popleft()[1]  # cumulative: the newest covers all
+        if reply:
+            self._write(reply)
+
+    def _write(self, reply: bytes) -> None:
+        if self._port is not None:
             self._port.write(reply)
             self._stats["bytes_out"] += len(reply)
             self._ring.append((time.monotonic(), "tx", reply))
@@ -362,6 +393,7 @@ class DeviceLink:
                 log.exception("%s: event handler failed on %r", self.device, event)
             return
         self._queue.put_nowait(event)
+        self._queued += 1
         if not self._paused and self._queue.qsize() >= QUEUE_HIGH and self._port is not None:
             self._paused = True
             self._stats["read_pauses"] += 1

@@ -76,6 +76,16 @@ class Outbox(Protocol):
         """Bytes from the host; return how many frames they released."""
         ...
 
+    @property
+    def in_flight(self) -> int:
+        """Frames written and not yet acknowledged."""
+        ...
+
+    @property
+    def counters(self) -> dict[str, int]:
+        """The protocol side's counters (frames sent, retransmissions, ...)."""
+        ...
+
 
 class LineOutbox:
     """The device side of ``line``: frames written once, nothing comes back."""
@@ -83,6 +93,7 @@ class LineOutbox:
     def __init__(self, encoder: Encoder) -> None:
         self._encoder = encoder
         self._frames: deque[bytes] = deque()
+        self._sent = 0
 
     @property
     def idle(self) -> bool:
@@ -95,7 +106,10 @@ class LineOutbox:
 
     def next_frame(self, now: float) -> bytes | None:
         """The next line, or ``None``."""
-        return self._frames.popleft() if self._frames else None
+        if not self._frames:
+            return None
+        self._sent += 1
+        return self._frames.popleft()
 
     def next_deadline(self) -> float | None:
         """No timers in ``line``."""
@@ -104,6 +118,16 @@ class LineOutbox:
     def receive(self, data: bytes) -> int:
         """The host never talks in ``line``: ignored."""
         return 0
+
+    @property
+    def in_flight(self) -> int:
+        """Nothing waits for an acknowledgement in ``line``."""
+        return 0
+
+    @property
+    def counters(self) -> dict[str, int]:
+        """Lines sent, and how many wait to be."""
+        return {"frames_sent": self._sent, "queued": len(self._frames)}
 
 
 class VirtualShoe:

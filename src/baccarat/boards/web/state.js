@@ -1,0 +1,335 @@
+// What the result board shows, folded from the controller's messages. Pure: no DOM, no
+// clock, no network. The same rules as the terminal board (src/baccarat/boards/state.py):
+//
+// * state topics (shoe, round, roads) only move forward by `seq`;
+// * events apply by their natural key (a card by round and position, a result by
+//   round_id, an alarm by id), so a second copy of a message changes nothing;
+// * a late copy of an alarm already cleared, or of a result already voided, is ignored;
+// * a `seq` far below the highest seen means the controller restarted: start over.
+//
+// `fold(state, message)` returns the same object when the message tells nothing new.
+
+export const RECENT_RESULTS = 30;
+export const REMEMBERED_IDS = 200;
+export const SEQ_RESTART_GAP = 1000;
+
+export function emptyState(table) {
+  return {
+    table,
+    link: "connecting", // the page's own link to the broker
+    controller: null, // the controller's status topic: "online" / "offline"
+    shoe: null, // the last shoe message
+    live: null, // the round on the table, card by card
+    results: [], // recent counted results of the current shoe, oldest first
+    alarms: [], // raised and not yet cleared, oldest first
+    roadsMessage: null,
+    highestSeq: 0,
+    messages: 0,
+    rejected: 0,
+    clearedAlarms: [],
+    voidedRounds: [],
+  };
+}
+
+/** The roads of the current shoe, or null (empty roads) before its first result. */
+export function currentRoads(state) {
+  const roads = state.roadsMessage;
+  if (roads === null || (state.shoe !== null && roads.shoe !== state.shoe.shoe)) return null;
+  return roads;
+}
+
+export function lastResult(state) {
+  return state.results.length ? state.results[state.results.length - 1] : null;
+}
+
+export function withLink(state, link) {
+  return state.link === link ? state : { ...state, link };
+}
+
+/** The state after a body on the controller's status topic. */
+export function withControllerStatus(state, text) {
+  let status = String(text).trim();
+  try {
+    const body = JSON.parse(status);
+    if (body && typeof body.state === "string") status = body.state;
+    else if (typeof body === "string") status = body;
+  } catch {
+    // a plain-text status: keep it as it is
+  }
+  status = status.slice(0, 40) || null;
+  return state.controller === status ? state : { ...state, controller: status };
+}
+
+export function rejected(state) {
+  return { ...state, rejected: state.rejected + 1 };
+}
+
+export function fold(state, message) {
+  if (typeof message.seq !== "number" || typeof message.type !== "string") return rejected(state);
+  if (message.seq + SEQ_RESTART_GAP < state.highestSeq) {
+    state = {
+      ...emptyState(state.table),
+      link: state.link,
+      controller: state.controller,
+      rejected: state.rejected,
+    };
+  }
+  const handler = HANDLERS[message.type];
+  const next = handler ? handler(state, message) : state;
+  if (next === state) return state;
+  return { ...next, highestSeq: Math.max(next.highestSeq, message.seq), messages: next.messages + 1 };
+}
+
+const HANDLERS = {
+  shoe: onShoe,
+  round: onRound,
+  card: onCard,
+  result: onResult,
+  void: onVoid,
+  alarm: onAlarm,
+  alarm_cleared: onAlarmCleared,
+  roads: onRoads,
+  recall: onRecall,
+};
+
+function compareKeys(a, b) {
+  return a[0] - b[0] || a[1] - b[1];
+}
+
+function liveKey(live) {
+  return [live.shoe, live.round];
+}
+
+function newLive(shoe, round, fields = {}) {
+  return {
+    shoe,
+    round,
+    roundId: null,
+    status: "open",
+    demo: false,
+    next: null,
+    cards: [], // [position, code or null], in the order they came
+    playerTotal: null,
+    bankerTotal: null,
+    result: null,
+    roundSeq: 0,
+    cardSeq: 0,
+    ...fields,
+  };
+}
+
+function onShoe(state, message) {
+  const current = state.shoe;
+  if (current !== null && message.seq <= current.seq) return state;
+  if (current !== null && message.shoe !== current.shoe) {
+    const live = state.live && state.live.shoe === message.shoe ? state.live : null;
+    return { ...state, shoe: message, results: [], live };
+  }
+  return { ...state, shoe: message };
+}
+
+function onRound(state, message) {
+  const key = [message.shoe, message.round];
+  let live = state.live;
+  if (live !== null && compareKeys(key, liveKey(live)) < 0) return state;
+  if (live === null || compareKeys(key, liveKey(live)) > 0) {
+    live = newLive(message.shoe, message.round);
+  } else if (message.seq <= live.roundSeq) {
+    return state;
+  }
+  live = {
+    ...live,
+    roundId: message.round_id,
+    status: live.status === "void" ? "void" : message.status,
+    demo: message.demo,
+    next: message.seq > live.cardSeq ? message.next : live.next,
+    roundSeq: message.seq,
+  };
+  return { ...state, live };
+}
+
+function onCard(state, message) {
+  if (message.round === null || message.round === undefined) return state; // a shoe burn
+  const key = [message.shoe, message.round];
+  let live = state.live;
+  if (live !== null && compareKeys(key, liveKey(live)) < 0) return state;
+  if (live === null || compareKeys(key, liveKey(live)) > 0) {
+    live = newLive(message.shoe, message.round, { demo: message.demo });
+  }
+  if (message.position === "burn" || live.cards.some(([p]) => p === message.position)) {
+    return live === state.live ? state : { ...state, live };
+  }
+  live = { ...live, cards: [...live.cards, [message.position, message.card]] };
+  if (message.seq > live.cardSeq) {
+    live = {
+      ...live,
+      playerTotal: message.player_total,
+      bankerTotal: message.banker_total,
+      cardSeq: message.seq,
+    };
+  }
+  return { ...state, live };
+}
+
+function onResult(state, message) {
+  if (state.voidedRounds.includes(message.round_id)) return state;
+  const key = [message.shoe, message.round];
+  let live = state.live;
+  if (live !== null && compareKeys(key, liveKey(live)) === 0) {
+    if (live.result === null || live.result.seq !== message.seq) {
+      live = { ...live, result: message, status: "complete", roundId: message.round_id };
+    }
+  } else if (live === null || compareKeys(key, liveKey(live)) > 0) {
+    live = newLive(message.shoe, message.round, {
+      roundId: message.round_id,
+      status: "complete",
+      demo: message.demo,
+      result: message,
+      cards: cardsOfHands(message.player.cards, message.banker.cards),
+      playerTotal: message.player.total,
+      bankerTotal: message.banker.total,
+    });
+  }
+  let results = state.results;
+  const entry = resultEntry(message);
+  if (counts(state, message) && !results.some((r) => r.roundId === message.round_id)) {
+    results = [...results, entry]
+      .sort((a, b) => a.shoe - b.shoe || a.round - b.round)
+      .slice(-RECENT_RESULTS);
+  }
+  if (live === state.live && results === state.results) return state;
+  return { ...state, live, results };
+}
+
+function resultEntry(message) {
+  return {
+    shoe: message.shoe,
+    round: message.round,
+    roundId: message.round_id,
+    winner: message.winner,
+    playerTotal: message.player.total,
+    bankerTotal: message.banker.total,
+    playerPair: message.player.pair,
+    bankerPair: message.banker.pair,
+    natural: message.player.natural || message.banker.natural,
+  };
+}
+
+function counts(state, result) {
+  return !result.demo && (state.shoe === null || result.shoe >= state.shoe.shoe);
+}
+
+function cardsOfHands(player, banker) {
+  return [
+    ...player.map((card, i) => [`P${i + 1}`, card]),
+    ...banker.map((card, i) => [`B${i + 1}`, card]),
+  ];
+}
+
+function onVoid(state, message) {
+  if (state.voidedRounds.includes(message.round_id)) return state;
+  const voidedRounds = remember(state.voidedRounds, message.round_id);
+  const results = state.results.filter((r) => r.roundId !== message.round_id);
+  let live = state.live;
+  if (live !== null && compareKeys([message.shoe, message.round], liveKey(live)) === 0) {
+    live = { ...live, status: "void", result: null, next: null };
+  }
+  return { ...state, voidedRounds, results, live };
+}
+
+function onAlarm(state, message) {
+  if (state.clearedAlarms.includes(message.id) || state.alarms.some((a) => a.id === message.id)) {
+    return state;
+  }
+  return { ...state, alarms: [...state.alarms, message] };
+}
+
+function onAlarmCleared(state, message) {
+  if (state.clearedAlarms.includes(message.id)) return state;
+  return {
+    ...state,
+    alarms: state.alarms.filter((a) => a.id !== message.id),
+    clearedAlarms: remember(state.clearedAlarms, message.id),
+  };
+}
+
+function onRoads(state, message) {
+  const current = state.roadsMessage;
+  if (current !== null && message.seq <= current.seq) return state;
+  return { ...state, roadsMessage: message };
+}
+
+// Game recall (retained): lets a board that connects between rounds show the last round
+// with its cards and the last result, which no retained card or result message carries.
+function onRecall(state, message) {
+  const rounds = message.rounds || [];
+  const last = rounds[rounds.length - 1];
+  if (!last) return state;
+  let next = state;
+  const key = [last.shoe, last.round];
+  const live = state.live;
+  const newer = live === null || compareKeys(key, liveKey(live)) > 0;
+  const sameButEmpty = live !== null && compareKeys(key, liveKey(live)) === 0 && !live.cards.length;
+  if (newer || sameButEmpty) {
+    const cards = last.cards.filter((c) => c.position !== "burn").map((c) => [c.position, c.card]);
+    next = {
+      ...next,
+      live: newLive(last.shoe, last.round, {
+        ...(sameButEmpty ? live : {}),
+        roundId: last.round_id,
+        status: last.status === "void" ? "void" : "complete",
+        demo: last.demo,
+        cards,
+        playerTotal: last.player_total,
+        bankerTotal: last.banker_total,
+      }),
+    };
+  }
+  if (!state.results.length) {
+    const shoe = state.shoe ? state.shoe.shoe : last.shoe;
+    const recalled = rounds
+      .filter((r) => r.status === "result" && !r.demo && r.shoe === shoe)
+      .map(recalledEntry)
+      .slice(-RECENT_RESULTS);
+    if (recalled.length) next = { ...next, results: recalled };
+  }
+  return next;
+}
+
+function recalledEntry(round) {
+  const hand = (side) => round.cards.filter((c) => c.position.startsWith(side)).map((c) => c.card);
+  const player = hand("P");
+  const banker = hand("B");
+  return {
+    shoe: round.shoe,
+    round: round.round,
+    roundId: round.round_id,
+    winner: round.winner,
+    playerTotal: round.player_total,
+    bankerTotal: round.banker_total,
+    playerPair: isPair(player),
+    bankerPair: isPair(banker),
+    natural: isNatural(player) || isNatural(banker),
+  };
+}
+
+/** The baccarat value of a card code such as "TS" (ten of spades): A=1, T/J/Q/K=0. */
+export function cardValue(code) {
+  const rank = code ? code[0] : "";
+  if (rank === "A") return 1;
+  if ("TJQK".includes(rank)) return 0;
+  const value = Number(rank);
+  return Number.isInteger(value) ? value : 0;
+}
+
+function isPair(cards) {
+  return cards.length >= 2 && cards[0] && cards[1] && cards[0][0] === cards[1][0];
+}
+
+function isNatural(cards) {
+  return cards.length >= 2 && (cardValue(cards[0]) + cardValue(cards[1])) % 10 >= 8;
+}
+
+function remember(list, item) {
+  return [...list.slice(-(REMEMBERED_IDS - 1)), item];
+}

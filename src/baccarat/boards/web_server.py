@@ -1,0 +1,261 @@
+"""``baccarat board --web PORT``: serve the browser result board, a static page.
+
+The page (``boards/web/``: plain HTML, CSS and ES modules, no build step) subscribes to
+the broker itself, over MQTT-over-WebSocket, with the vendored MQTT.js. This server only
+hands out its files and ``/config.json``, which tells the page where the broker's
+WebSocket listener is and which table to show. It never talks to the broker.
+
+The files are read once, at start, and served from memory: a request never touches the
+disk, so nothing blocks the event loop. Only ``GET`` and ``HEAD`` are answered, one
+request per connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import json
+import logging
+import mimetypes
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+from urllib.parse import unquote, urlsplit
+
+log = logging.getLogger("baccarat.web")
+
+WEB_ROOT: Final = Path(__file__).with_name("web")
+"""The page's files, shipped inside the package."""
+DEFAULT_WS_PORT: Final = 9001
+"""Port of the broker's MQTT-over-WebSocket listener unless ``--ws-port`` says otherwise."""
+DEFAULT_WS_PATH: Final = "/mqtt"
+REQUEST_TIMEOUT: Final = 10.0
+"""Seconds a client gets to send its request line and headers."""
+MAX_HEADER_BYTES: Final = 16 * 1024
+CONFIG_PATH: Final = "/config.json"
+CONTENT_TYPES: Final = {
+    ".html": "text/html; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".json": "application/json",
+    ".svg": "image/svg+xml",
+    ".png": "image/png",
+    ".md": "text/markdown; charset=utf-8",
+}
+SECURITY_HEADERS: Final = (
+    ("Cache-Control", "no-cache"),
+    ("X-Content-Type-Options", "nosniff"),
+    ("Referrer-Policy", "no-referrer"),
+    (
+        "Content-Security-Policy",
+        "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:; "
+        "style-src 'self'; script-src 'self'; worker-src 'self' blob:; "
+        "frame-ancestors 'none'",
+    ),
+)
+REASONS: Final = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed"}
+
+
+@dataclass(frozen=True, slots=True)
+class PageConfig:
+    """What the page needs to subscribe: served as ``/config.json``.
+
+    ``ws_host`` None means "the host the page was loaded from": right when the broker runs
+    on the board's machine and the screen reaches it by that machine's name.
+    """
+
+    table: str | None
+    prefix: str
+    ws_host: str | None
+    ws_port: int
+    ws_path: str = DEFAULT_WS_PATH
+
+    def to_json(self) -> bytes:
+        """The body of ``/config.json``."""
+        body = {
+            "table": self.table,
+            "prefix": self.prefix,
+            "ws_host": self.ws_host,
+            "ws_port": self.ws_port,
+            "ws_path": self.ws_path,
+        }
+        return json.dumps(body).encode()
+
+
+def page_config(
+    broker_host: str, ws_port: int, table: str | None, prefix: str, ws_path: str = DEFAULT_WS_PATH
+) -> PageConfig:
+    """The page's configuration for a broker at ``broker_host`` (loopback: the page's host)."""
+    ws_host: str | None = broker_host
+    if _is_loopback(broker_host):
+        ws_host = None
+    elif ":" in broker_host:
+        ws_host = f"[{broker_host}]"  # an IPv6 address inside a URL
+    return PageConfig(table=table, prefix=prefix, ws_host=ws_host, ws_port=ws_port, ws_path=ws_path)
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """A complete HTTP response, before the headers are written."""
+
+    status: int
+    body: bytes = b""
+    content_type: str = "text/plain; charset=utf-8"
+
+
+def load_files(root: Path = WEB_ROOT) -> dict[str, tuple[bytes, str]]:
+    """Every file under ``root`` by its URL path (``/board.js``), with its content type."""
+    files: dict[str, tuple[bytes, str]] = {}
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and not path.name.startswith("."):
+            url = "/" + path.relative_to(root).as_posix()
+            files[url] = (path.read_bytes(), content_type(path.name))
+    return files
+
+
+def content_type(name: str) -> str:
+    """The Content-Type header for a file name."""
+    suffix = Path(name).suffix.lower()
+    return CONTENT_TYPES.get(suffix) or mimetypes.guess_type(name)[0] or "application/octet-stream"
+
+
+class WebBoardServer:
+    """The static file server of the web board; ``await start()``, then ``close()``."""
+
+    def __init__(
+        self,
+        config: PageConfig,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        root: Path = WEB_ROOT,
+    ) -> None:
+        self.config = config
+        self.host = host
+        self.requested_port = port
+        self.root = root
+        self.files: dict[str, tuple[bytes, str]] = {}
+        self._server: asyncio.Server | None = None
+        self._clients: set[asyncio.StreamWriter] = set()
+
+    @property
+    def port(self) -> int:
+        """The port it listens on (the one the system chose if it was started with 0)."""
+        if self._server is None or not self._server.sockets:
+            return self.requested_port
+        port: int = self._server.sockets[0].getsockname()[1]
+        return port
+
+    @property
+    def url(self) -> str:
+        """The page's address."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}/"
+
+    async def start(self) -> WebBoardServer:
+        """Read the files and start listening."""
+        self.files = load_files(self.root)
+        self.files[CONFIG_PATH] = (self.config.to_json(), CONTENT_TYPES[".json"])
+        self._server = await asyncio.start_server(self._serve, self.host, self.requested_port)
+        return self
+
+    async def serve_forever(self) -> None:
+        """Serve until cancelled."""
+        if self._server is None:
+            await self.start()
+        assert self._server is not None
+        await self._server.serve_forever()
+
+    async def close(self) -> None:
+        """Stop listening and close the open connections; idempotent."""
+        server, self._server = self._server, None
+        if server is not None:
+            server.close()
+            for writer in list(self._clients):
+                writer.close()
+            await server.wait_closed()
+
+    async def __aenter__(self) -> WebBoardServer:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def respond(self, method: str, target: str) -> Response:
+        """The response to one request line's method and target."""
+        if method not in ("GET", "HEAD"):
+            return Response(405, b"only GET and HEAD\n")
+        path = unquote(urlsplit(target).path)
+        if path == "/" or path.endswith("/"):
+            path += "index.html"
+        found = self.files.get(path)
+        if found is None:
+            return Response(404, b"not found\n")
+        body, kind = found
+        return Response(200, body, kind)
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._clients.add(writer)
+        try:
+            async with asyncio.timeout(REQUEST_TIMEOUT):
+                head = await reader.readuntil(b"\r\n\r\n")
+            method, target = _request_line(head)
+            response = (
+                Response(400, b"bad request\n") if method is None else self.respond(method, target)
+            )
+            writer.write(_head(response))
+            if method != "HEAD":
+                writer.write(response.body)
+            await writer.drain()
+        except (TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
+            pass  # a client that went away or sent nothing useful: nothing to answer
+        except ConnectionError as exc:
+            log.debug("web board client gone: %s", exc)
+        finally:
+            self._clients.discard(writer)
+            writer.close()
+            with contextlib.suppress(ConnectionError):
+                await writer.wait_closed()
+
+
+def _request_line(head: bytes) -> tuple[str | None, str]:
+    if len(head) > MAX_HEADER_BYTES:
+        return None, ""
+    line = head.split(b"\r\n", 1)[0].decode("latin-1")
+    parts = line.split(" ")
+    if len(parts) != 3 or not parts[2].startswith("HTTP/1.") or not parts[1].startswith("/"):
+        return None, ""
+    return parts[0], parts[1]
+
+
+def _head(response: Response) -> bytes:
+    lines = [
+        f"HTTP/1.1 {response.status} {REASONS[response.status]}",
+        f"Content-Type: {response.content_type}",
+        f"Content-Length: {len(response.body)}",
+        "Connection: close",
+        *(f"{name}: {value}" for name, value in SECURITY_HEADERS),
+    ]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+
+async def serve(server: WebBoardServer) -> None:
+    """Start ``server``, say where the page is, and serve until cancelled."""
+    await server.start()
+    config = server.config
+    ws = f"ws://{config.ws_host or '<page host>'}:{config.ws_port}{config.ws_path}"
+    table = config.table or "(none: add ?table=ID to the address)"
+    print(f"web board: {server.url}  table {table}, broker websockets {ws}", flush=True)
+    try:
+        await server.serve_forever()
+    finally:
+        await server.close()

@@ -1,0 +1,267 @@
+"""The web board in a real browser: headless Debian Chromium against a real mosquitto.
+
+A seeded 8-deck shoe, with an unreadable card mid-shoe that the pit accepts as a burn, is
+replayed by ``baccarat replay``; every message body goes to its topic on the broker, as the
+daemon publishes it (retained for the state topics). The page, served by ``baccarat board
+--web``'s server and subscribed over MQTT-over-WebSocket, must then show the same roads
+and counts as ``baccarat roads --json`` of the same file, cell by cell. Screenshots go to
+``artifacts/web-board/`` (gitignored): one mid-shoe, one at the end of the shoe.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiomqtt
+import pytest
+
+from baccarat.boards.web_server import WebBoardServer, page_config
+from baccarat.controller.daemon import RETAINED
+from baccarat.controller.publisher import status_payload
+from baccarat.sim_hardware.shoe_inputs import shoe_inputs
+from boards.chromium_cdp import Chromium, Page, chromium_path
+from support.mosquitto import MosquittoFactory
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        chromium_path() is None,
+        reason="Debian's chromium is not installed (scripts/setup --system installs it)",
+    ),
+]
+
+SEED = 7
+TABLE = "T7"
+PREFIX = "baccarat"
+UNREADABLE_AT = 200  # input index of the unreadable card, mid-shoe
+SNAPSHOT_ROUND = 52  # the mid-shoe screenshot: this round dealt up to B2
+ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "web-board"
+WAIT = 30.0  # seconds for the page to catch up with what was published (a loaded CI machine)
+ROADS = ("bead_plate", "big_road", "big_eye_boy", "small_road", "cockroach_pig")
+STATS = (
+    "banker",
+    "player",
+    "tie",
+    "banker_pairs",
+    "player_pairs",
+    "naturals",
+    "rounds",
+    "longest_banker_streak",
+    "longest_player_streak",
+    "cards_left",
+)
+
+# Reads every road cell, the ask marks, the statistics and the live round from the DOM.
+READ_BOARD = """(() => {
+  const cells = (id) => [...document.querySelectorAll(`#${id} .cell[data-col]`)].map((c) => ({
+    col: +c.dataset.col, row: +c.dataset.row, round: +c.dataset.round,
+    colour: c.dataset.colour || c.dataset.winner, ties: +(c.dataset.ties || 0),
+    banker_pair: c.dataset.bankerPair === 'true', player_pair: c.dataset.playerPair === 'true',
+  }));
+  const ask = {};
+  for (const row of document.querySelectorAll('[data-ask]')) {
+    ask[row.dataset.ask] = Object.fromEntries([...row.querySelectorAll('[data-ask-road]')]
+      .map((m) => [m.dataset.askRoad, m.dataset.colour === 'none' ? null : m.dataset.colour]));
+  }
+  const stats = Object.fromEntries([...document.querySelectorAll('[data-stat]')]
+    .map((s) => [s.dataset.stat, s.textContent.trim()]));
+  const live = document.getElementById('live-round');
+  const result = document.getElementById('last-result');
+  const banner = document.getElementById('alarm-banner');
+  return {
+    roads: {
+      bead_plate: cells('bead-plate'), big_road: cells('big-road'),
+      big_eye_boy: cells('big-eye-boy'), small_road: cells('small-road'),
+      cockroach_pig: cells('cockroach-pig'),
+    },
+    widths: Object.fromEntries([...document.querySelectorAll('[data-road]')]
+      .map((r) => [r.dataset.road, +r.dataset.width])),
+    ask, stats,
+    streak: Object.assign({}, document.querySelector('[data-stat="current_streak"]').dataset),
+    live: {
+      round: +live.dataset.round, status: live.dataset.status, winner: live.dataset.winner,
+      cards: Object.fromEntries([...live.querySelectorAll('.slot')]
+        .map((s) => [s.dataset.position, s.dataset.card])),
+      totals: [...live.querySelectorAll('[data-total]')].map((t) => t.dataset.value),
+    },
+    result: {round: +result.dataset.round, winner: result.dataset.winner},
+    banner: {hidden: banner.hidden, alarms: +banner.dataset.alarms, kind: banner.dataset.kind},
+    table: document.getElementById('table-name').textContent,
+    controller: document.getElementById('controller-status').dataset.controller,
+    link: document.body.dataset.link,
+    seq: +document.body.dataset.highestSeq,
+    rejected: +document.body.dataset.rejected,
+  };
+})()"""
+
+
+@dataclass(frozen=True)
+class Shoe:
+    """The replayed shoe: every message body in order, and the final roads."""
+
+    messages: list[dict[str, Any]]
+    bodies: list[str]
+    final_roads: dict[str, Any]
+
+
+def baccarat(*args: str) -> str:
+    """The output of the ``baccarat`` command (as a subprocess, like a user runs it)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "baccarat.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def shoe(tmp_path_factory: pytest.TempPathFactory) -> Shoe:
+    lines = [step.to_text() for step in shoe_inputs(8, SEED)]
+    lines[UNREADABLE_AT:UNREADABLE_AT] = ["unreadable", "accept_as_burn"]
+    path = tmp_path_factory.mktemp("shoe") / "shoe.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    bodies = baccarat("replay", str(path)).splitlines()
+    final_roads = json.loads(baccarat("roads", "--json", str(path)))
+    return Shoe([json.loads(body) for body in bodies], bodies, final_roads)
+
+
+@pytest.fixture
+def artifacts() -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    return ARTIFACTS
+
+
+def topic_of(message: dict[str, Any]) -> str:
+    kind = "alarm" if message["type"] == "alarm_cleared" else message["type"]
+    return f"{PREFIX}/{TABLE}/{kind}"
+
+
+async def publish(client: aiomqtt.Client, shoe: Shoe, start: int, stop: int) -> int:
+    """Publish messages ``start`` to ``stop - 1`` in order, as the daemon would."""
+    for message, body in zip(shoe.messages[start:stop], shoe.bodies[start:stop], strict=True):
+        topic = topic_of(message)
+        await client.publish(topic, body, qos=1, retain=topic.rsplit("/", 1)[1] in RETAINED)
+    return stop
+
+
+def index_where(shoe: Shoe, start: int, **fields: Any) -> int:
+    """The index of the first message from ``start`` whose fields have these values."""
+    return next(
+        i
+        for i, m in enumerate(shoe.messages)
+        if i >= start and all(m.get(k) == v for k, v in fields.items())
+    )
+
+
+def last_roads(shoe: Shoe, stop: int) -> dict[str, Any]:
+    return next(m for m in reversed(shoe.messages[:stop]) if m["type"] == "roads")
+
+
+async def caught_up(page: Page, shoe: Shoe, stop: int) -> dict[str, Any]:
+    """The board once it has drawn everything up to message ``stop - 1``."""
+    seq = shoe.messages[stop - 1]["seq"]
+    await page.wait_for(f"+document.body.dataset.highestSeq >= {seq}", limit=WAIT)
+    await page.evaluate("new Promise((done) => requestAnimationFrame(() => done(true)))")
+    board: dict[str, Any] = await page.evaluate(READ_BOARD)
+    return board
+
+
+def expected_cells(road: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {
+            "col": c["col"],
+            "row": c["row"],
+            "round": c["round"],
+            "colour": c.get("colour") or c["winner"],
+            "ties": c.get("ties", 0),
+            "banker_pair": c.get("banker_pair", False),
+            "player_pair": c.get("player_pair", False),
+        }
+        for c in road["cells"]
+    ]
+
+
+def assert_roads_match(board: dict[str, Any], roads: dict[str, Any]) -> None:
+    """Every road cell, width, ask mark and count on the page is the message's."""
+    for name in ROADS:
+        assert board["roads"][name] == expected_cells(roads[name]), name
+        assert board["widths"][name] == roads[name]["width"], name
+    assert board["ask"] == roads["ask"]
+    stats = roads["stats"]
+    assert {key: board["stats"][key] for key in STATS} == {key: str(stats[key]) for key in STATS}
+    streak = stats["current_streak"]
+    assert board["streak"]["winner"] == (streak["winner"] if streak else "")
+    assert board["streak"]["length"] == str(streak["length"] if streak else 0)
+
+
+async def test_a_full_shoe_on_the_web_board(
+    mosquitto_factory: MosquittoFactory, tmp_path: Path, shoe: Shoe, artifacts: Path
+) -> None:
+    broker = mosquitto_factory(websockets=True)
+    config = page_config(broker.host, broker.websockets_port, TABLE, PREFIX)
+    async with (
+        WebBoardServer(config) as server,
+        aiomqtt.Client(broker.host, broker.port) as client,
+        Chromium.launch(tmp_path / "chromium") as browser,
+    ):
+        status = f"{PREFIX}/{TABLE}/status"
+        await client.publish(status, status_payload("online", TABLE), qos=1, retain=True)
+        page = await browser.open(server.url, width=1920, height=1080)
+        await page.wait_for("document.body.dataset.link === 'connected'", limit=WAIT)
+        await page.wait_for("!!document.querySelector('[data-controller=online]')", limit=WAIT)
+
+        # Up to the unreadable card: the banner shows it; the pit's correction clears it.
+        alarm = index_where(shoe, 0, type="alarm")
+        sent = await publish(client, shoe, 0, alarm + 1)
+        board = await caught_up(page, shoe, sent)
+        assert board["banner"] == {"hidden": False, "alarms": 1, "kind": "unreadable_card"}
+        cleared = index_where(shoe, sent, type="alarm_cleared")
+        sent = await publish(client, shoe, sent, cleared + 1)
+        board = await caught_up(page, shoe, sent)
+        assert board["banner"]["hidden"]
+
+        # Mid-shoe, mid-round: the live round card by card, roads as last published.
+        b2 = index_where(shoe, sent, type="card", round=SNAPSHOT_ROUND, position="B2")
+        sent = await publish(client, shoe, sent, b2 + 1)
+        board = await caught_up(page, shoe, sent)
+        assert_roads_match(board, last_roads(shoe, sent))
+        dealt = {
+            m["position"]: m["card"]
+            for m in shoe.messages[:sent]
+            if m["type"] == "card" and m["round"] == SNAPSHOT_ROUND
+        }
+        assert board["live"]["round"] == SNAPSHOT_ROUND
+        assert board["live"]["status"] == "open"
+        assert {p: c for p, c in board["live"]["cards"].items() if c} == dealt
+        await page.screenshot(artifacts / "web-board-mid-shoe.png")
+
+        # The rest of the shoe, with the cards that come out after it ended.
+        sent = await publish(client, shoe, sent, len(shoe.messages))
+        board = await caught_up(page, shoe, sent)
+        assert_roads_match(board, shoe.final_roads)
+        assert_roads_match(board, last_roads(shoe, sent))
+        result = next(m for m in reversed(shoe.messages) if m["type"] == "result")
+        assert board["result"] == {"round": result["round"], "winner": result["winner"]}
+        assert board["live"]["round"] == result["round"]
+        assert board["live"]["winner"] == result["winner"]
+        assert board["live"]["totals"] == [
+            str(result["player"]["total"]),
+            str(result["banker"]["total"]),
+        ]
+        late = [m for m in shoe.messages if m["type"] == "alarm" and m["kind"] == "shoe_closed"]
+        assert board["banner"] == {"hidden": False, "alarms": len(late), "kind": "shoe_closed"}
+        assert board["table"] == TABLE
+        assert board["rejected"] == 0
+        await page.screenshot(artifacts / "web-board-end-of-shoe.png")
+
+        # The controller goes offline: the board says so.
+        await client.publish(status, status_payload("offline", TABLE), qos=1, retain=True)
+        await page.wait_for("!!document.querySelector('[data-controller=offline]')", limit=WAIT)
+        assert page.console == []

@@ -1,15 +1,22 @@
 """The web board in a real browser: headless Debian Chromium against a real mosquitto.
 
-A seeded 8-deck shoe, with an unreadable card mid-shoe that the pit accepts as a burn, is
-replayed by ``baccarat replay``; every message body goes to its topic on the broker, as the
-daemon publishes it (retained for the state topics). The page, served by ``baccarat board
---web``'s server and subscribed over MQTT-over-WebSocket, must then show the same roads
-and counts as ``baccarat roads --json`` of the same file, cell by cell. Screenshots go to
-``artifacts/web-board/`` (gitignored): one mid-shoe, one at the end of the shoe.
+The page is served by ``baccarat board --web``'s server and subscribes over
+MQTT-over-WebSocket. Two shoes:
+
+* the real daemon (``baccarat run``) reads a full 8-deck shoe from a virtual framed shoe on
+  a pty; the page must end with the roads and counts of ``baccarat roads --json`` run on
+  the daemon's own journal, cell by cell, and follow the daemon's online/offline status;
+* a seeded shoe with an unreadable card mid-shoe (accepted as a burn) is replayed by
+  ``baccarat replay`` and its bodies published in steps, as the daemon publishes them:
+  the alarm banner comes and goes, the live round shows its cards, and the roads match
+  mid-shoe and at the end.
+
+Screenshots go to ``artifacts/web-board/`` (gitignored).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -23,8 +30,11 @@ import pytest
 from baccarat.boards.web_server import WebBoardServer, page_config
 from baccarat.controller.daemon import RETAINED
 from baccarat.controller.publisher import status_payload
+from baccarat.sim_hardware.dealer import Dealer
 from baccarat.sim_hardware.shoe_inputs import shoe_inputs
+from baccarat.sim_hardware.virtual_shoe import VirtualShoe
 from boards.chromium_cdp import Chromium, Page, chromium_path
+from support.daemon import Daemon, Recorder
 from support.mosquitto import MosquittoFactory
 
 pytestmark = [
@@ -36,6 +46,9 @@ pytestmark = [
 ]
 
 SEED = 7
+DAEMON_SEED = 42
+DAEMON_RULES = {"open_mode": "explicit"}  # the framed shoe's buttons open the rounds
+SHOE_TIMEOUT = 90.0  # seconds for the daemon to play a whole shoe on a loaded machine
 TABLE = "T7"
 PREFIX = "baccarat"
 UNREADABLE_AT = 200  # input index of the unreadable card, mid-shoe
@@ -109,15 +122,22 @@ class Shoe:
     final_roads: dict[str, Any]
 
 
-def baccarat(*args: str) -> str:
-    """The output of the ``baccarat`` command (as a subprocess, like a user runs it)."""
+def baccarat(*args: str, refused_ok: bool = False) -> str:
+    """The output of the ``baccarat`` command (as a subprocess, like a user runs it).
+
+    ``refused_ok``: exit status 1 is fine if every line it complained about was an input
+    the engine refused (as the daemon did too), such as a button pressed after the shoe.
+    """
     done = subprocess.run(
         [sys.executable, "-m", "baccarat.cli", *args],
         capture_output=True,
         text=True,
         timeout=60,
-        check=True,
+        check=False,
     )
+    refused = all(": refused: " in line for line in done.stderr.splitlines())
+    if done.returncode != 0 and not (refused_ok and done.returncode == 1 and refused):
+        raise AssertionError(f"baccarat {' '.join(args)}: status {done.returncode}\n{done.stderr}")
     return done.stdout
 
 
@@ -164,9 +184,8 @@ def last_roads(shoe: Shoe, stop: int) -> dict[str, Any]:
     return next(m for m in reversed(shoe.messages[:stop]) if m["type"] == "roads")
 
 
-async def caught_up(page: Page, shoe: Shoe, stop: int) -> dict[str, Any]:
-    """The board once it has drawn everything up to message ``stop - 1``."""
-    seq = shoe.messages[stop - 1]["seq"]
+async def caught_up(page: Page, seq: int) -> dict[str, Any]:
+    """The board once it has drawn every message up to ``seq``."""
     await page.wait_for(f"+document.body.dataset.highestSeq >= {seq}", limit=WAIT)
     await page.evaluate("new Promise((done) => requestAnimationFrame(() => done(true)))")
     board: dict[str, Any] = await page.evaluate(READ_BOARD)
@@ -201,7 +220,66 @@ def assert_roads_match(board: dict[str, Any], roads: dict[str, Any]) -> None:
     assert board["streak"]["length"] == str(streak["length"] if streak else 0)
 
 
-async def test_a_full_shoe_on_the_web_board(
+def shoe_closed(recorder: Recorder) -> bool:
+    """The shoe ended and the last round's messages (shoe, roads, recall) all arrived."""
+    bodies = recorder.bodies()
+    closed = [i for i, b in enumerate(bodies) if b.get("type") == "shoe" and b["phase"] == "closed"]
+    return bool(closed) and any(b.get("type") == "recall" for b in bodies[closed[-1] :])
+
+
+def journal_roads(daemon: Daemon, folder: Path) -> dict[str, Any]:
+    """``baccarat roads --json`` of the daemon's journal, under the daemon's rules."""
+    journal = daemon.journal_files()[-1]
+    inputs = folder / "journal-inputs.txt"
+    inputs.write_text(baccarat("journal", "show", str(journal), "--replay"), encoding="utf-8")
+    profile = folder / "rules.toml"
+    rules = [f"{key} = {json.dumps(value)}" for key, value in DAEMON_RULES.items()]
+    profile.write_text("\n".join(["[profile]", 'base = "macau"', 'name = "macau"', *rules]))
+    roads: dict[str, Any] = json.loads(
+        baccarat("roads", "--json", "--profile", str(profile), str(inputs), refused_ok=True)
+    )
+    return roads
+
+
+async def test_a_shoe_played_through_the_daemon(
+    mosquitto_factory: MosquittoFactory, tmp_path: Path, artifacts: Path
+) -> None:
+    broker = mosquitto_factory(websockets=True)
+    (tmp_path / "daemon").mkdir()
+    shoe_path = str(tmp_path / "serial-by-id-shoe")
+    daemon = Daemon(tmp_path / "daemon", broker, device=shoe_path, rules=DAEMON_RULES)
+    config = page_config(broker.host, broker.websockets_port, daemon.table, PREFIX)
+    try:
+        async with (
+            VirtualShoe(shoe_path, "framed", baud=115200) as shoe,
+            WebBoardServer(config) as server,
+            Recorder(broker, table=daemon.table) as recorder,
+            Chromium.launch(tmp_path / "chromium") as browser,
+        ):
+            page = await browser.open(server.url, width=1920, height=1080)
+            await page.wait_for("document.body.dataset.link === 'connected'", limit=WAIT)
+            await asyncio.to_thread(daemon.start)
+            await page.wait_for("!!document.querySelector('[data-controller=online]')", limit=WAIT)
+            await shoe.play(Dealer(decks=8, seed=DAEMON_SEED).events())
+            await recorder.wait_for(shoe_closed, SHOE_TIMEOUT)
+            board = await caught_up(page, max(recorder.by_seq()))
+            roads = journal_roads(daemon, tmp_path)
+            assert roads["stats"]["rounds"] > 60
+            assert_roads_match(board, roads)
+            result = recorder.bodies("result")[-1]
+            assert board["result"] == {"round": result["round"], "winner": result["winner"]}
+            assert board["banner"]["hidden"]
+            assert board["table"] == daemon.table
+            assert board["rejected"] == 0
+            await page.screenshot(artifacts / "web-board-daemon-shoe.png")
+            assert await asyncio.to_thread(daemon.stop) == 0
+            await page.wait_for("!!document.querySelector('[data-controller=offline]')", limit=WAIT)
+            assert page.console == []
+    finally:
+        daemon.close()
+
+
+async def test_a_replayed_shoe_step_by_step(
     mosquitto_factory: MosquittoFactory, tmp_path: Path, shoe: Shoe, artifacts: Path
 ) -> None:
     broker = mosquitto_factory(websockets=True)
@@ -220,17 +298,17 @@ async def test_a_full_shoe_on_the_web_board(
         # Up to the unreadable card: the banner shows it; the pit's correction clears it.
         alarm = index_where(shoe, 0, type="alarm")
         sent = await publish(client, shoe, 0, alarm + 1)
-        board = await caught_up(page, shoe, sent)
+        board = await caught_up(page, shoe.messages[sent - 1]["seq"])
         assert board["banner"] == {"hidden": False, "alarms": 1, "kind": "unreadable_card"}
         cleared = index_where(shoe, sent, type="alarm_cleared")
         sent = await publish(client, shoe, sent, cleared + 1)
-        board = await caught_up(page, shoe, sent)
+        board = await caught_up(page, shoe.messages[sent - 1]["seq"])
         assert board["banner"]["hidden"]
 
         # Mid-shoe, mid-round: the live round card by card, roads as last published.
         b2 = index_where(shoe, sent, type="card", round=SNAPSHOT_ROUND, position="B2")
         sent = await publish(client, shoe, sent, b2 + 1)
-        board = await caught_up(page, shoe, sent)
+        board = await caught_up(page, shoe.messages[sent - 1]["seq"])
         assert_roads_match(board, last_roads(shoe, sent))
         dealt = {
             m["position"]: m["card"]
@@ -244,7 +322,7 @@ async def test_a_full_shoe_on_the_web_board(
 
         # The rest of the shoe, with the cards that come out after it ended.
         sent = await publish(client, shoe, sent, len(shoe.messages))
-        board = await caught_up(page, shoe, sent)
+        board = await caught_up(page, shoe.messages[sent - 1]["seq"])
         assert_roads_match(board, shoe.final_roads)
         assert_roads_match(board, last_roads(shoe, sent))
         result = next(m for m in reversed(shoe.messages) if m["type"] == "result")

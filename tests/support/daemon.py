@@ -213,7 +213,10 @@ class Recorder:
             kinds: dict[str, int] = {}
             for _, body in self.received:
                 kinds[body.get("type", "?")] = kinds.get(body.get("type", "?"), 0) + 1
-            raise TimeoutError(f"condition not met; received {kinds}") from None
+            alarms = [b for b in self.bodies("alarm")][:3]
+            raise TimeoutError(
+                f"condition not met; received {kinds}; first alarms: {alarms}"
+            ) from None
 
     def bodies(self, kind: str | None = None) -> list[dict[str, Any]]:
         """Bodies in arrival order (duplicates included), of one type if given."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import signal
@@ -78,6 +79,8 @@ class DeviceSource(Protocol):
 
     async def stop(self) -> None: ...
 
+    def resume_after(self, seq: int) -> None: ...
+
 
 class _UsbSource:
     """The USB transport, which is iterated, as a callback source.
@@ -94,6 +97,10 @@ class _UsbSource:
     async def start(self) -> None:
         await self._transport.start()
         self._task = asyncio.create_task(self._pump(), name="usb-events")
+
+    def resume_after(self, seq: int) -> None:
+        """Not needed: the USB transport acknowledges only what was consumed before."""
+        del seq
 
     async def _pump(self) -> None:
         async for event in self._transport:
@@ -152,6 +159,7 @@ class Table:
         )
         self.engine = Engine(self.profile)
         self.device_tried = asyncio.Event()
+        self.last_device_seq: int | None = None
         self.fatal = asyncio.Event()
         """Set when the daemon cannot go on (the journal cannot be written)."""
         self._cursor_path = Path(config.journal.folder) / CURSOR_FILE
@@ -168,6 +176,7 @@ class Table:
         Returns the number of inputs replayed.
         """
         report = self.journal.open()
+        self.last_device_seq = report.last_device_seq
         self.engine = Engine.resume(self.profile, report.counters)
         regenerated: list[Message] = []
         for inp in report.inputs:
@@ -234,6 +243,8 @@ class Table:
         self.device_tried.set()
         arrived = now()
         inp = _device_input(event, arrived)
+        if inp is not None and event.seq is not None:
+            inp = dataclasses.replace(inp, device_seq=event.seq)
         if isinstance(event, ev.Rejected):
             self._rejected(event, arrived)
         elif inp is not None:
@@ -293,6 +304,8 @@ class Table:
         if device is None:
             self.device_tried.set()
         else:
+            if self.last_device_seq is not None:
+                device.resume_after(self.last_device_seq)
             await device.start()
         async with asyncio.TaskGroup() as group:
             tasks = [
@@ -387,8 +400,6 @@ def _device_input(event: ev.DeviceEvent, ts: float) -> Input | None:
 
 
 def _with_ts(inp: Input, ts: float) -> Input:
-    import dataclasses
-
     return dataclasses.replace(inp, ts=ts)
 
 

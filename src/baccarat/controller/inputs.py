@@ -1,13 +1,16 @@
 """The engine's inputs: what the shoe, the dealer and the operator say.
 
 Each is a small frozen value. ``ts`` is the time the input arrived (Unix seconds), given by
-whoever feeds the engine: the engine itself never reads a clock. ``to_text`` and
+whoever feeds the engine: the engine itself never reads a clock. ``device_seq`` is the
+device's frame number for inputs that came from a ``framed`` device: the engine ignores it
+(it takes no part in equality); the journal keeps it so that, after a restart, frames the
+device sends again are known as already recorded. ``to_text`` and
 :func:`parse_input` are the one-line notation of ``baccarat replay`` and of the journal.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, get_args
 
 from baccarat.cards import Card, CardError, parse_card
@@ -21,6 +24,7 @@ class DrawCard:
 
     card: Card | None
     ts: float | None = None
+    device_seq: int | None = field(default=None, compare=False, kw_only=True)
 
     def to_text(self) -> str:
         """The replay notation of this input."""
@@ -33,6 +37,7 @@ class NewShoe:
 
     decks: int | None = None
     ts: float | None = None
+    device_seq: int | None = field(default=None, compare=False, kw_only=True)
 
     def to_text(self) -> str:
         """The replay notation of this input."""
@@ -44,6 +49,7 @@ class CutCardSeen:
     """The cut card came out of the shoe (Art. 3.1)."""
 
     ts: float | None = None
+    device_seq: int | None = field(default=None, compare=False, kw_only=True)
 
     def to_text(self) -> str:
         """The replay notation of this input."""
@@ -55,6 +61,7 @@ class OpenRound:
     """Bets are closed; the dealer starts a round."""
 
     ts: float | None = None
+    device_seq: int | None = field(default=None, compare=False, kw_only=True)
 
     def to_text(self) -> str:
         """The replay notation of this input."""
@@ -66,6 +73,7 @@ class Reveal:
     """The dealer shows the round: it is finished (and, on squeeze tables, may be shown)."""
 
     ts: float | None = None
+    device_seq: int | None = field(default=None, compare=False, kw_only=True)
 
     def to_text(self) -> str:
         """The replay notation of this input."""
@@ -78,6 +86,7 @@ class VoidRound:
 
     reason: str = "operator"
     ts: float | None = None
+    device_seq: int | None = field(default=None, compare=False, kw_only=True)
 
     def to_text(self) -> str:
         """The replay notation of this input."""
@@ -89,6 +98,7 @@ class AcceptAsBurn:
     """The card an alarm holds aside goes to the discard; play goes on (Art. 10)."""
 
     ts: float | None = None
+    device_seq: int | None = field(default=None, compare=False, kw_only=True)
 
     def to_text(self) -> str:
         """The replay notation of this input."""
@@ -101,6 +111,7 @@ class Burn:
 
     count: int = 1
     ts: float | None = None
+    device_seq: int | None = field(default=None, compare=False, kw_only=True)
 
     def to_text(self) -> str:
         """The replay notation of this input."""
@@ -112,6 +123,7 @@ class Exposed:
     """The last card dealt came out face up by accident (Art. 4): it stays valid."""
 
     ts: float | None = None
+    device_seq: int | None = field(default=None, compare=False, kw_only=True)
 
     def to_text(self) -> str:
         """The replay notation of this input."""
@@ -124,6 +136,7 @@ class Declare:
 
     winner: WinnerName
     ts: float | None = None
+    device_seq: int | None = field(default=None, compare=False, kw_only=True)
 
     def to_text(self) -> str:
         """The replay notation of this input."""
@@ -136,6 +149,7 @@ class Demo:
 
     on: bool
     ts: float | None = None
+    device_seq: int | None = field(default=None, compare=False, kw_only=True)
 
     def to_text(self) -> str:
         """The replay notation of this input."""
@@ -147,6 +161,7 @@ class EndShoe:
     """The house ends the shoe between rounds (Art. 3.2)."""
 
     ts: float | None = None
+    device_seq: int | None = field(default=None, compare=False, kw_only=True)
 
     def to_text(self) -> str:
         """The replay notation of this input."""
@@ -164,6 +179,7 @@ class DeviceReport:
     kind: DeviceReportKind
     text: str = ""
     ts: float | None = None
+    device_seq: int | None = field(default=None, compare=False, kw_only=True)
 
     def to_text(self) -> str:
         """The replay notation of this input."""

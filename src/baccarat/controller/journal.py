@@ -145,13 +145,18 @@ def as_recorded(inp: Input) -> Input:
     Feed the engine this, not the original, for inputs built from free text (a device
     report, a void reason): :meth:`Journal.append` refuses any input that differs from it.
     """
-    return parse_input(inp.to_text(), inp.ts)
+    recorded = parse_input(inp.to_text(), inp.ts)
+    if inp.device_seq is None:
+        return recorded
+    return replace(recorded, device_seq=inp.device_seq)
 
 
 def encode_record(number: int, inp: Input) -> bytes:
     """One record line; :class:`UnrecordableInputError` if it would not read back the same."""
     text = inp.to_text()
     ts = "-" if inp.ts is None else format_ts(inp.ts)
+    if inp.device_seq is not None:
+        ts += f"/{int(inp.device_seq)}"  # the device's frame number, after the time
     _check_recordable(text, inp)
     return _seal(f"{number} {ts} {text}".encode())
 
@@ -169,8 +174,12 @@ def decode_record(line: bytes) -> Record:
     if len(parts) != 3 or not _NUMBER.fullmatch(parts[0]):
         raise RecordError("not a record: expected '<number> <ts> <input>'")
     try:
-        ts = None if parts[1] == b"-" else float(parts[1])
-        return int(parts[0]), parse_input(parts[2].decode("utf-8"), ts)
+        stamp, _, device = parts[1].partition(b"/")
+        ts = None if stamp == b"-" else float(stamp)
+        inp = parse_input(parts[2].decode("utf-8"), ts)
+        if device:
+            inp = replace(inp, device_seq=int(device))
+        return int(parts[0]), inp
     except (ValueError, InputError) as exc:  # UnicodeDecodeError is a ValueError
         raise RecordError(f"not an input: {exc}") from None
 
@@ -404,6 +413,14 @@ class Recovery:
     def inputs(self) -> list[Input]:
         """The inputs to replay, in order."""
         return [inp for _, inp in self.records]
+
+    @property
+    def last_device_seq(self) -> int | None:
+        """The device frame number of the newest input that came with one."""
+        for _, inp in reversed(self.records):
+            if inp.device_seq is not None:
+                return inp.device_seq
+        return None
 
     @property
     def clean(self) -> bool:

@@ -487,6 +487,16 @@ class FramedDecoder:
         self.acks_out += 1
         return _ACK_FRAMES[self._last_accepted]
 
+    def resume_after(self, seq: int) -> None:
+        """The host restarted: frame ``seq`` and those before it are already recorded.
+
+        The device resends what was not acknowledged; those frames are now acknowledged
+        and dropped as duplicates instead of being delivered a second time. A HELLO (the
+        device restarted too) starts over as usual.
+        """
+        self._last_accepted = seq & 0xFF
+        self._expected = (seq + 1) & 0xFF
+
     def resync(self) -> list[DeviceEvent]:
         """Drop a partial frame; keep the sequence state (the device may retransmit)."""
         return [piece for piece in self._splitter.resync() if isinstance(piece, Rejected)]

@@ -207,6 +207,16 @@ class DeviceLink:
             else:
                 return
 
+    def resume_after(self, seq: int) -> None:
+        """Frames up to device sequence number ``seq`` were handled before a restart.
+
+        For a protocol with sequence numbers (``framed``) the device's retransmissions of
+        them are acknowledged and dropped; for others this does nothing.
+        """
+        resume = getattr(self._decoder, "resume_after", None)
+        if resume is not None:
+            resume(seq)
+
     # -- diagnostics -----------------------------------------------------------------
 
     @property

@@ -213,7 +213,7 @@ class Recorder:
             kinds: dict[str, int] = {}
             for _, body in self.received:
                 kinds[body.get("type", "?")] = kinds.get(body.get("type", "?"), 0) + 1
-            alarms = [b for b in self.bodies("alarm")][:3]
+            alarms = self.bodies("alarm")[:3]
             raise TimeoutError(
                 f"condition not met; received {kinds}; first alarms: {alarms}"
             ) from None

@@ -11,15 +11,20 @@ MQTT-over-WebSocket. Two shoes:
   the alarm banner comes and goes, the live round shows its cards, and the roads match
   mid-shoe and at the end.
 
-Screenshots go to ``artifacts/web-board/`` (gitignored).
+Screenshots go to ``artifacts/web-board/`` (gitignored). The file server and ``baccarat board
+--web`` are tested without a browser at the end.
 """
 
 from __future__ import annotations
 
 import asyncio
+import fnmatch
 import json
+import signal
 import subprocess
 import sys
+import tomllib
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,13 +42,10 @@ from boards.chromium_cdp import Chromium, Page, chromium_path
 from support.daemon import Daemon, Recorder
 from support.mosquitto import MosquittoFactory
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        chromium_path() is None,
-        reason="Debian's chromium is not installed (scripts/setup --system installs it)",
-    ),
-]
+in_chromium = pytest.mark.skipif(
+    chromium_path() is None,
+    reason="Debian's chromium is not installed (scripts/setup --system installs it)",
+)
 
 SEED = 7
 DAEMON_SEED = 42
@@ -241,6 +243,8 @@ def journal_roads(daemon: Daemon, folder: Path) -> dict[str, Any]:
     return roads
 
 
+@pytest.mark.slow
+@in_chromium
 async def test_a_shoe_played_through_the_daemon(
     mosquitto_factory: MosquittoFactory, tmp_path: Path, artifacts: Path
 ) -> None:
@@ -279,6 +283,8 @@ async def test_a_shoe_played_through_the_daemon(
         daemon.close()
 
 
+@pytest.mark.slow
+@in_chromium
 async def test_a_replayed_shoe_step_by_step(
     mosquitto_factory: MosquittoFactory, tmp_path: Path, shoe: Shoe, artifacts: Path
 ) -> None:
@@ -339,7 +345,127 @@ async def test_a_replayed_shoe_step_by_step(
         assert board["rejected"] == 0
         await page.screenshot(artifacts / "web-board-end-of-shoe.png")
 
-        # The controller goes offline: the board says so.
+        # Copies of old messages, as after a reconnect with QoS 1, change nothing; then the
+        # controller goes offline (published after them, so drawn after them).
+        await publish(client, shoe, 0, len(shoe.messages) // 2)
         await client.publish(status, status_payload("offline", TABLE), qos=1, retain=True)
         await page.wait_for("!!document.querySelector('[data-controller=offline]')", limit=WAIT)
+        assert await page.evaluate(READ_BOARD) == {**board, "controller": "offline"}
+
+        # English only, Chinese only, both: the toggle cycles through them.
+        languages = []
+        for _ in range(3):
+            await page.evaluate("document.getElementById('language-toggle').click()")
+            languages.append(await page.evaluate("document.body.dataset.lang"))
+        assert languages == ["en", "zh", "both"]
         assert page.console == []
+
+
+# --- the file server, without a browser --------------------------------------------------
+
+SERVER_CONFIG = page_config("127.0.0.1", 9001, "T1", "baccarat")
+
+
+def test_page_config_points_the_page_at_the_broker() -> None:
+    assert page_config("localhost", 9001, "T1", "p").ws_host is None  # the page's own host
+    assert page_config("::1", 9001, "T1", "p").ws_host is None
+    assert page_config("broker.lan", 9002, None, "p").ws_host == "broker.lan"
+    assert page_config("fd00::5", 9002, None, "p").ws_host == "[fd00::5]"
+    body = json.loads(page_config("broker.lan", 9002, "T9", "casino").to_json())
+    assert body == {
+        "table": "T9",
+        "prefix": "casino",
+        "ws_host": "broker.lan",
+        "ws_port": 9002,
+        "ws_path": "/mqtt",
+    }
+
+
+async def test_the_server_answers_files_and_refuses_the_rest() -> None:
+    async with WebBoardServer(SERVER_CONFIG) as server:
+        assert server.respond("GET", "/").content_type.startswith("text/html")
+        assert server.respond("GET", "/?table=T2&lang=zh").status == 200
+        assert server.respond("GET", "/board.js").content_type.startswith("text/javascript")
+        assert server.respond("GET", "/vendor/mqtt.esm.js").status == 200
+        config = server.respond("GET", "/config.json")
+        assert json.loads(config.body)["table"] == "T1"
+        for target in ("/../web_server.py", "/%2e%2e/web_server.py", "/nothing", "/vendor"):
+            assert server.respond("GET", target).status == 404, target
+        assert server.respond("POST", "/").status == 405
+
+
+async def http(port: int, request: bytes) -> tuple[bytes, dict[str, str], bytes]:
+    """Send a raw request; the status line, the headers and the body."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(request)
+        await writer.drain()
+        async with asyncio.timeout(5):
+            answer = await reader.read()
+    finally:
+        writer.close()
+        await writer.wait_closed()
+    head, _, body = answer.partition(b"\r\n\r\n")
+    status, *lines = head.decode("latin-1").split("\r\n")
+    headers = dict(line.split(": ", 1) for line in lines)
+    return status.encode(), headers, body
+
+
+async def test_the_server_over_http() -> None:
+    async with WebBoardServer(SERVER_CONFIG) as server:
+        status, headers, body = await http(server.port, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert status == b"HTTP/1.1 200 OK"
+        assert b'<script type="module" src="board.js">' in body
+        assert int(headers["Content-Length"]) == len(body)
+        assert headers["X-Content-Type-Options"] == "nosniff"
+        assert "script-src 'self'" in headers["Content-Security-Policy"]
+        status, headers, body = await http(server.port, b"HEAD /board.css HTTP/1.1\r\n\r\n")
+        assert (status, body) == (b"HTTP/1.1 200 OK", b"")
+        assert int(headers["Content-Length"]) > 1000
+        status, _, _ = await http(server.port, b"nonsense\r\n\r\n")
+        assert status == b"HTTP/1.1 400 Bad Request"
+
+
+def test_every_page_file_ships_in_the_wheel() -> None:
+    """Each file of the page matches a package-data pattern of pyproject.toml."""
+    root = Path(__file__).resolve().parents[2]
+    with (root / "pyproject.toml").open("rb") as f:
+        patterns = tomllib.load(f)["tool"]["setuptools"]["package-data"]["baccarat"]
+    web = root / "src" / "baccarat" / "boards" / "web"
+    files = [p for p in web.rglob("*") if p.is_file()]
+    assert {"index.html", "board.js", "mqtt.esm.js", "LICENSE-mqtt.md"} <= {p.name for p in files}
+    for path in files:
+        relative = path.relative_to(root / "src" / "baccarat").as_posix()
+        assert any(fnmatch.fnmatch(relative, p) for p in patterns), relative
+
+
+def test_baccarat_board_web_serves_and_says_where(tmp_path: Path) -> None:
+    command = [sys.executable, "-m", "baccarat.cli", "board", "--web", "0"]
+    command += ["--broker", "broker.invalid:1883", "--ws-port", "9002", "--table", "T3"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        assert line.startswith("web board: http://127.0.0.1:"), line
+        url = line.split()[2]
+        with urllib.request.urlopen(f"{url}config.json", timeout=5) as response:
+            config = json.load(response)
+        assert config["table"] == "T3"
+        assert (config["ws_host"], config["ws_port"]) == ("broker.invalid", 9002)
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=10) == 130
+    finally:
+        process.kill()
+        process.communicate()
+
+
+def test_baccarat_board_needs_a_table_or_web() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "baccarat.cli", "board"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "--table is required" in done.stderr

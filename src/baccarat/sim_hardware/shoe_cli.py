@@ -25,6 +25,10 @@ from baccarat.sim_hardware.virtual_shoe import VirtualShoe
 
 SIM_DEVICES: Final[dict[str, tuple[str, str]]] = {
     "shoe": ("baccarat.sim_hardware.shoe_cli", "a virtual electronic shoe on a pty"),
+    "shuffler": (
+        "baccarat.sim_hardware.virtual_shuffler",
+        "a virtual USB shuffler, dealt through the real USB driver",
+    ),
 }
 """Device name -> (module, help) for ``baccarat sim``."""
 

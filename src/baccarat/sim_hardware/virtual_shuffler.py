@@ -733,3 +733,9 @@ def _describe(event: DeviceEvent) -> str:
     if isinstance(event, CardDrawn):
         return f"card {event.card}"
     return repr(event)
+
+
+add_device_arguments = add_shuffler_arguments
+"""``baccarat sim shuffler``'s arguments (the ``sim`` command's device interface)."""
+run_device = run_shuffler
+"""``baccarat sim shuffler`` (the ``sim`` command's device interface)."""

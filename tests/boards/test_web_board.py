@@ -7,7 +7,9 @@ MQTT-over-WebSocket. Two shoes:
   a pty; the page must end with the roads and counts of ``baccarat roads --json`` run on
   the daemon's own journal, cell by cell, and follow the daemon's online/offline status;
 * a seeded shoe with an unreadable card mid-shoe (accepted as a burn) is replayed by
-  ``baccarat replay`` and its bodies published in steps, as the daemon publishes them:
+  ``baccarat replay`` and its bodies published in steps, as the daemon publishes them, on
+  a broker with the accounts and ACL of ``examples/mosquitto`` (the page logs in as
+  ``board``):
   the alarm banner comes and goes, the live round shows its cards, and the roads match
   mid-shoe and at the end.
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import fnmatch
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -55,7 +58,10 @@ TABLE = "T7"
 PREFIX = "baccarat"
 UNREADABLE_AT = 200  # input index of the unreadable card, mid-shoe
 SNAPSHOT_ROUND = 52  # the mid-shoe screenshot: this round dealt up to B2
-ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "web-board"
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "artifacts" / "web-board"
+EXAMPLE_ACL = ROOT / "examples" / "mosquitto" / "acl"
+USERS = {"controller": "c0ntroller", "board": "b0ard"}  # the accounts of the example ACL
 WAIT = 30.0  # seconds for the page to catch up with what was published (a loaded CI machine)
 ROADS = ("bead_plate", "big_road", "big_eye_boy", "small_road", "cockroach_pig")
 STATS = (
@@ -288,11 +294,13 @@ async def test_a_shoe_played_through_the_daemon(
 async def test_a_replayed_shoe_step_by_step(
     mosquitto_factory: MosquittoFactory, tmp_path: Path, shoe: Shoe, artifacts: Path
 ) -> None:
-    broker = mosquitto_factory(websockets=True)
-    config = page_config(broker.host, broker.websockets_port, TABLE, PREFIX)
+    broker = mosquitto_factory(websockets=True, anonymous=False, users=USERS, acl=EXAMPLE_ACL)
+    config = page_config(
+        broker.host, broker.websockets_port, TABLE, PREFIX, username="board", password="b0ard"
+    )
     async with (
         WebBoardServer(config) as server,
-        aiomqtt.Client(broker.host, broker.port) as client,
+        broker.client(username="controller", password="c0ntroller") as client,
         Chromium.launch(tmp_path / "chromium") as browser,
     ):
         status = f"{PREFIX}/{TABLE}/status"
@@ -325,6 +333,7 @@ async def test_a_replayed_shoe_step_by_step(
         assert board["live"]["status"] == "open"
         assert {p: c for p, c in board["live"]["cards"].items() if c} == dealt
         await page.screenshot(artifacts / "web-board-mid-shoe.png")
+        await page.screenshot(artifacts / "web-board-docs.png", scale=0.75)  # docs/boards.md
 
         # The rest of the shoe, with the cards that come out after it ended.
         sent = await publish(client, shoe, sent, len(shoe.messages))
@@ -428,7 +437,7 @@ async def test_the_server_over_http() -> None:
 
 def test_every_page_file_ships_in_the_wheel() -> None:
     """Each file of the page matches a package-data pattern of pyproject.toml."""
-    root = Path(__file__).resolve().parents[2]
+    root = ROOT
     with (root / "pyproject.toml").open("rb") as f:
         patterns = tomllib.load(f)["tool"]["setuptools"]["package-data"]["baccarat"]
     web = root / "src" / "baccarat" / "boards" / "web"
@@ -442,7 +451,11 @@ def test_every_page_file_ships_in_the_wheel() -> None:
 def test_baccarat_board_web_serves_and_says_where(tmp_path: Path) -> None:
     command = [sys.executable, "-m", "baccarat.cli", "board", "--web", "0"]
     command += ["--broker", "broker.invalid:1883", "--ws-port", "9002", "--table", "T3"]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    command += ["--ws-username", "board"]
+    env = {**os.environ, "BACCARAT_BOARD_PASSWORD": "b0ard"}
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
     try:
         assert process.stdout is not None
         line = process.stdout.readline()
@@ -452,6 +465,7 @@ def test_baccarat_board_web_serves_and_says_where(tmp_path: Path) -> None:
             config = json.load(response)
         assert config["table"] == "T3"
         assert (config["ws_host"], config["ws_port"]) == ("broker.invalid", 9002)
+        assert (config["username"], config["password"]) == ("board", "b0ard")
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=10) == 130
     finally:

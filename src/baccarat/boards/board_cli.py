@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import sys
 from dataclasses import replace
@@ -36,6 +37,8 @@ RECONNECT_DELAY_MAX: Final = 10.0
 CONNECT_TIMEOUT: Final = 5.0
 """Seconds to wait for the broker's CONNACK."""
 REFRESHES_PER_SECOND: Final = 8
+PASSWORD_ENV: Final = "BACCARAT_BOARD_PASSWORD"  # noqa: S105 - a variable's name, not a secret
+"""Where ``--web`` takes the page's broker password from when no file is named."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -61,6 +64,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=DEFAULT_WS_PORT,
         help=f"the broker's MQTT-over-WebSocket port, for the page ({DEFAULT_WS_PORT})",
+    )
+    web.add_argument(
+        "--ws-username", help="broker account the page logs in with (a read-only one: board)"
+    )
+    web.add_argument(
+        "--ws-password-file",
+        metavar="FILE",
+        help=f"file holding that account's password (or ${PASSWORD_ENV})",
     )
 
 
@@ -192,6 +203,14 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def board_password(path: str | None) -> str | None:
+    """The web board's broker password: the file's first line, else ``$BACCARAT_BOARD_PASSWORD``."""
+    if path:
+        with open(path, encoding="utf-8") as file:
+            return file.readline().rstrip("\r\n")
+    return os.environ.get(PASSWORD_ENV)
+
+
 def run_web(args: argparse.Namespace, broker_host: str) -> int:
     """Serve the web board until interrupted; 2 if a port is wrong or taken."""
     from baccarat.boards.web_server import WebBoardServer, page_config, serve
@@ -200,7 +219,19 @@ def run_web(args: argparse.Namespace, broker_host: str) -> int:
         if not 0 <= value < 65536:
             print(f"baccarat board: bad port for {name}: {value}", file=sys.stderr)
             return 2
-    config = page_config(broker_host, args.ws_port, args.table, args.prefix)
+    try:
+        password = board_password(args.ws_password_file)
+    except OSError as exc:
+        print(f"baccarat board: cannot read the password: {exc}", file=sys.stderr)
+        return 2
+    config = page_config(
+        broker_host,
+        args.ws_port,
+        args.table,
+        args.prefix,
+        username=args.ws_username,
+        password=password if args.ws_username else None,
+    )
     server = WebBoardServer(config, host=args.web_host, port=args.web)
     try:
         asyncio.run(serve(server))

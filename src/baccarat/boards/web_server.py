@@ -18,7 +18,7 @@ import ipaddress
 import json
 import logging
 import mimetypes
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 from urllib.parse import unquote, urlsplit
@@ -70,21 +70,36 @@ class PageConfig:
     ws_host: str | None
     ws_port: int
     ws_path: str = DEFAULT_WS_PATH
+    username: str | None = None
+    password: str | None = field(default=None, repr=False)
+    """The broker account the page logs in with: a read-only one (``board``). Whoever can
+    load the page can read it, as whoever can watch the floor's network can read it on a
+    plain ws:// listener."""
 
     def to_json(self) -> bytes:
         """The body of ``/config.json``."""
-        body = {
+        body: dict[str, object] = {
             "table": self.table,
             "prefix": self.prefix,
             "ws_host": self.ws_host,
             "ws_port": self.ws_port,
             "ws_path": self.ws_path,
         }
+        if self.username is not None:
+            body["username"] = self.username
+            body["password"] = self.password
         return json.dumps(body).encode()
 
 
 def page_config(
-    broker_host: str, ws_port: int, table: str | None, prefix: str, ws_path: str = DEFAULT_WS_PATH
+    broker_host: str,
+    ws_port: int,
+    table: str | None,
+    prefix: str,
+    ws_path: str = DEFAULT_WS_PATH,
+    *,
+    username: str | None = None,
+    password: str | None = None,
 ) -> PageConfig:
     """The page's configuration for a broker at ``broker_host`` (loopback: the page's host)."""
     ws_host: str | None = broker_host
@@ -92,7 +107,15 @@ def page_config(
         ws_host = None
     elif ":" in broker_host:
         ws_host = f"[{broker_host}]"  # an IPv6 address inside a URL
-    return PageConfig(table=table, prefix=prefix, ws_host=ws_host, ws_port=ws_port, ws_path=ws_path)
+    return PageConfig(
+        table=table,
+        prefix=prefix,
+        ws_host=ws_host,
+        ws_port=ws_port,
+        ws_path=ws_path,
+        username=username,
+        password=password,
+    )
 
 
 def _is_loopback(host: str) -> bool:

@@ -36,7 +36,9 @@ async function loadConfig() {
   const host = config.ws_host || location.hostname || "localhost";
   const url = query.get("ws") || `${scheme}://${host}:${port}${path}`;
   const lang = LANGUAGES.includes(query.get("lang")) ? query.get("lang") : "both";
-  return { table, prefix, url, lang };
+  const username = config.username || undefined;
+  const password = config.password || undefined;
+  return { table, prefix, url, lang, username, password };
 }
 
 function setLanguage(lang) {
@@ -82,7 +84,7 @@ async function main() {
       requestAnimationFrame(draw);
     }
   };
-  window.board = { state, config };
+  window.board = { state, table: config.table, url: config.url };
   window.addEventListener("resize", () => {
     resized = true;
     update({ ...state });
@@ -100,8 +102,9 @@ async function main() {
     reconnectPeriod: RECONNECT_PERIOD_MS,
     connectTimeout: CONNECT_TIMEOUT_MS,
     keepalive: 30,
+    username: config.username,
+    password: config.password,
   });
-  window.board.client = client;
   client.on("connect", () => {
     update(withLink(state, "connected"));
     client.subscribe(`${base}/#`, { qos: 1 });

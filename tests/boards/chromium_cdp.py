@@ -269,6 +269,7 @@ def _prepare(folder: Path) -> tuple[Path, BinaryIO]:
     """An empty profile folder and the browser's log file, in ``folder``."""
     profile = folder / "profile"
     profile.mkdir(parents=True, exist_ok=True)
+    (profile / "DevToolsActivePort").unlink(missing_ok=True)  # a previous run's port
     return profile, (folder / "chromium.log").open("wb")
 
 

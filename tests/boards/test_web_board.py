@@ -333,7 +333,7 @@ async def test_a_replayed_shoe_step_by_step(
         assert board["live"]["status"] == "open"
         assert {p: c for p, c in board["live"]["cards"].items() if c} == dealt
         await page.screenshot(artifacts / "web-board-mid-shoe.png")
-        await page.screenshot(artifacts / "web-board-docs.png", scale=0.75)  # docs/boards.md
+        await page.screenshot(artifacts / "web-board-docs.png", scale=0.7)  # docs/boards.md
 
         # The rest of the shoe, with the cards that come out after it ended.
         sent = await publish(client, shoe, sent, len(shoe.messages))

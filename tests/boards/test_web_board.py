@@ -370,6 +370,64 @@ async def test_a_replayed_shoe_step_by_step(
         assert page.console == []
 
 
+# What web/state.js does with tricky sequences: run in the page, with hand-made bodies.
+FOLD_CHECKS = """(async () => {
+  const { emptyState, fold, currentRoads, lastResult } = await import('/state.js');
+  const all = (state, messages) => messages.reduce(fold, state);
+  const shoe = (seq, number) => ({type: 'shoe', seq, shoe: number, phase: 'ready',
+    cards_left: 400, last_round: false});
+  const card = (seq, round, position, code) => ({type: 'card', seq, shoe: 1, round, position,
+    card: code, player_total: null, banker_total: null, demo: false});
+  const hand = (cards, total) => ({cards, total, natural: false, pair: false});
+  const result = (seq, round, winner) => ({type: 'result', seq, shoe: 1, round,
+    round_id: `1-${round}`, winner, player: hand(['2S', '3S'], 5),
+    banker: hand(['4S', '3H'], 7), demo: false, exposed: []});
+  const alarm = (seq, id) => ({type: 'alarm', seq, id, kind: 'extra_card', shoe: 1, round: 1,
+    text: 'x'});
+  const roads = (seq, number) => ({type: 'roads', seq, shoe: number});
+  const out = {};
+  let s = all(emptyState('T1'), [shoe(1, 1), card(2, 1, 'P1', '2S'), card(3, 1, 'P1', '9H')]);
+  out.duplicate_card = s.live.cards;
+  s = all(s, [result(4, 1, 'banker'), {type: 'void', seq: 5, shoe: 1, round: 1,
+    round_id: '1-1', reason: 'pit', demo: false}, result(4, 1, 'banker')]);
+  out.void = [s.live.status, s.results.length];
+  s = all(s, [alarm(6, 7), {type: 'alarm_cleared', seq: 7, id: 7, kind: 'extra_card', by: 'void',
+    shoe: 1, round: 1}, alarm(6, 7)]);
+  out.late_alarm = s.alarms.length;
+  s = all(s, [roads(8, 1), roads(3, 1), shoe(9, 2)]);
+  out.older_roads_and_new_shoe = [s.roadsMessage.seq, currentRoads(s)];
+  const same = fold(s, card(2, 1, 'P1', '2S'));
+  out.same_object = same === s;
+  s = all(s, [shoe(5000, 2), result(5001, 3, 'player'), shoe(2, 3)]);
+  out.restart = [s.shoe.shoe, s.highestSeq, lastResult(s)];
+  out.rejected = fold(s, {nothing: true}).rejected;
+  return out;
+})()"""
+
+
+@pytest.mark.slow
+@in_chromium
+async def test_the_page_folds_messages_like_the_terminal_board(tmp_path: Path) -> None:
+    config = page_config("127.0.0.1", 1, None, PREFIX)  # no table: the page stays offline
+    async with (
+        WebBoardServer(config) as server,
+        Chromium.launch(tmp_path / "chromium") as browser,
+    ):
+        page = await browser.open(server.url, width=1280, height=720)
+        await page.wait_for("!document.getElementById('no-table').hidden", limit=WAIT)
+        checks = await page.evaluate(FOLD_CHECKS)
+        assert page.console == []
+    assert checks == {
+        "duplicate_card": [["P1", "2S"]],
+        "void": ["void", 0],
+        "late_alarm": 0,
+        "older_roads_and_new_shoe": [8, None],
+        "same_object": True,
+        "restart": [3, 2, None],
+        "rejected": 1,
+    }
+
+
 # --- the file server, without a browser --------------------------------------------------
 
 SERVER_CONFIG = page_config("127.0.0.1", 9001, "T1", "baccarat")

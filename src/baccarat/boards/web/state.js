@@ -4,7 +4,8 @@
 // * state topics (shoe, round, roads) only move forward by `seq`;
 // * events apply by their natural key (a card by round and position, a result by
 //   round_id, an alarm by id), so a second copy of a message changes nothing;
-// * a late copy of an alarm already cleared, or of a result already voided, is ignored;
+// * a late copy of an alarm already cleared, of a result already voided, or of a round
+//   of an older shoe than the current one, is ignored;
 // * a `seq` far below the highest seen means the controller restarted: start over.
 //
 // `fold(state, message)` returns the same object when the message tells nothing new (and
@@ -133,7 +134,13 @@ function onShoe(state, message) {
   return { ...state, shoe: message };
 }
 
+/** A late copy from a shoe older than the current one: nothing to show. */
+function olderShoe(state, message) {
+  return state.shoe !== null && message.shoe < state.shoe.shoe;
+}
+
 function onRound(state, message) {
+  if (olderShoe(state, message)) return state;
   const key = [message.shoe, message.round];
   let live = state.live;
   if (live !== null && compareKeys(key, liveKey(live)) < 0) return state;
@@ -155,6 +162,7 @@ function onRound(state, message) {
 
 function onCard(state, message) {
   if (message.round === null || message.round === undefined) return state; // a shoe burn
+  if (olderShoe(state, message)) return state;
   const key = [message.shoe, message.round];
   let live = state.live;
   if (live !== null && compareKeys(key, liveKey(live)) < 0) return state;
@@ -177,7 +185,7 @@ function onCard(state, message) {
 }
 
 function onResult(state, message) {
-  if (state.voidedRounds.includes(message.round_id)) return state;
+  if (state.voidedRounds.includes(message.round_id) || olderShoe(state, message)) return state;
   const key = [message.shoe, message.round];
   let live = state.live;
   if (live !== null && compareKeys(key, liveKey(live)) === 0) {
@@ -273,7 +281,8 @@ function onRecall(state, message) {
   let next = state;
   const key = [last.shoe, last.round];
   const live = state.live;
-  const newer = live === null || compareKeys(key, liveKey(live)) > 0;
+  const current = !olderShoe(state, last);
+  const newer = current && (live === null || compareKeys(key, liveKey(live)) > 0);
   const sameButEmpty = live !== null && compareKeys(key, liveKey(live)) === 0 && !live.cards.length;
   if (newer || sameButEmpty) {
     const cards = last.cards.filter((c) => c.position !== "burn").map((c) => [c.position, c.card]);

@@ -23,7 +23,7 @@ from typing import Any
 
 import aiomqtt
 
-from support.mosquitto import Mosquitto
+from support.mosquitto import Mosquitto, _die_with_parent
 
 READY_TIMEOUT = 20.0
 
@@ -78,6 +78,7 @@ class Daemon:
             [sys.executable, "-m", "baccarat.cli", "run", "--config", str(self.config),
              "--log-level", "INFO"],
             stdout=log, stderr=subprocess.STDOUT, env=env,
+            preexec_fn=_die_with_parent,  # noqa: PLW1509 - only a prctl() call
         )
         log.close()
         if wait_ready:

@@ -216,8 +216,7 @@ function setText(element, value) {
 }
 
 function controllerKey(status) {
-  if (status === "online" || status === "offline") return status;
-  return status ? "unknown" : "unknown";
+  return status === "online" || status === "offline" ? status : "unknown";
 }
 
 function linkKey(link) {

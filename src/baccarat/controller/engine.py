@@ -63,6 +63,7 @@ from baccarat.controller.messages import (
     ShoePhase,
     VoidMessage,
     WinnerName,
+    trusted,
 )
 from baccarat.controller.profiles import Profile
 
@@ -122,7 +123,7 @@ class Round:
     exposed: list[str] = field(default_factory=list)
     withheld: list[dict[str, Any]] = field(default_factory=list)
     last_position: str | None = None
-    dealt: list[DealtCard] = field(default_factory=list)
+    dealt: list[tuple[str, str | None]] = field(default_factory=list)  # (position, card)
     complete: bool = False
     revealed: bool = False
     published: bool = False
@@ -252,7 +253,7 @@ class Engine:
 
     def _emit(self, cls: type[Message], **fields: Any) -> None:
         self.seq += 1
-        self._out.append(cls(seq=self.seq, ts=self._ts, **fields))
+        self._out.append(trusted(cls, seq=self.seq, ts=self._ts, **fields))
 
     def _emit_shoe(self) -> None:
         shoe = self.shoe
@@ -442,7 +443,7 @@ class Engine:
     ) -> None:
         shoe.burned += 1
         if rnd is not None:
-            rnd.dealt.append(DealtCard(position="burn", card=card.code if card else None))
+            rnd.dealt.append(("burn", card.code if card else None))
         self._emit(
             CardMessage,
             shoe=shoe.number,
@@ -503,9 +504,10 @@ class Engine:
             rnd.banker.append(card)
             rnd.banker_values.append(card.value)
         rnd.last_position = position
-        rnd.dealt.append(DealtCard(position=position, card=card.code))
-        for alarm in [a for a in rnd.alarms if a.kind == "missing_card"]:
-            self._clear_alarm(alarm, "deal", rnd)
+        rnd.dealt.append((position, card.code))
+        if rnd.alarms:
+            for alarm in [a for a in rnd.alarms if a.kind == "missing_card"]:
+                self._clear_alarm(alarm, "deal", rnd)
         fields = {
             "shoe": shoe.number,
             "round": rnd.number,
@@ -608,7 +610,8 @@ class Engine:
         self._emit_recall(shoe, rnd)
 
     def _emit_recall(self, shoe: Shoe, rnd: Round) -> None:
-        recalled = RecalledRound(
+        recalled = trusted(
+            RecalledRound,
             shoe=shoe.number,
             round=rnd.number,
             round_id=self._round_id(rnd),
@@ -617,7 +620,7 @@ class Engine:
             player_total=tableau.total(rnd.player_values),
             banker_total=tableau.total(rnd.banker_values),
             demo=rnd.demo,
-            cards=list(rnd.dealt),
+            cards=[trusted(DealtCard, position=p, card=c) for p, c in rnd.dealt],
             exposed=list(rnd.exposed),
         )
         if self.recall and self.recall[-1].round_id == recalled.round_id:
@@ -922,7 +925,8 @@ class Engine:
 
 
 def _hand(cards: list[Card], values: list[int]) -> HandResult:
-    return HandResult(
+    return trusted(
+        HandResult,
         cards=[c.code for c in cards],
         total=tableau.total(values),
         natural=_natural(values),

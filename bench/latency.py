@@ -223,6 +223,10 @@ def main() -> None:
                 daemon_lat += asyncio.run(
                     measure(daemon_master, port, "baccarat/BENCH/card", chunk, args.gap)
                 )
+            if os.environ.get("LATENCY_DEBUG"):
+                worst = sorted(range(len(daemon_lat)), key=lambda i: -daemon_lat[i])[:12]
+                print("  slowest daemon cards (index: us):",
+                      ", ".join(f"{i}: {daemon_lat[i] * 1e6:.0f}" for i in worst))
             r50, r99 = summary("bare relay", relay_lat)
             d50, d99 = summary("daemon (journal fdatasync)", daemon_lat)
             print(

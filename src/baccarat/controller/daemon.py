@@ -212,8 +212,9 @@ class Table:
 
     def handle(self, inp: Input) -> Outcome:
         """Journal the input, apply it, queue what it produced."""
-        counters = self.engine.counters()
-        inp = as_recorded(inp)  # free texts (void reasons, device reports) as journaled
+        counters = self.engine.counters() if isinstance(inp, NewShoe) else None
+        if isinstance(inp, DeviceReport | VoidRound):
+            inp = as_recorded(inp)  # free texts, as the journal will read them back
         try:
             self.journal.append(inp)
         except JournalError as exc:
@@ -221,7 +222,7 @@ class Table:
             self.fatal.set()
             raise
         outcome = self.engine.feed(inp)
-        if isinstance(inp, NewShoe) and outcome.refused is None:
+        if counters is not None and outcome.refused is None:
             self.journal.rotate(counters, inp)
         for message in outcome.messages:
             self._queue(message)
@@ -232,7 +233,7 @@ class Table:
         self.outbox.put(
             OutMessage(
                 topic=self.config.topic(topic),
-                payload=message.to_json().encode(),
+                payload=lambda: message.to_json().encode(),
                 retain=topic in RETAINED,
                 seq=message.seq,
             )

@@ -52,13 +52,22 @@ CommandHandler = Callable[[str, bytes, str | None], Awaitable[None]]
 
 @dataclass(frozen=True, slots=True)
 class OutMessage:
-    """One message to publish."""
+    """One message to publish; ``payload`` is bytes, or a function that makes them.
+
+    A function is called when the message is sent, not when it is queued: a large body
+    (the roads) then costs nothing to the card queued before it.
+    """
 
     topic: str
-    payload: bytes
+    payload: bytes | Callable[[], bytes]
     retain: bool = False
     qos: int = 1
     seq: int | None = None
+
+    def body(self) -> bytes:
+        """The bytes to publish."""
+        payload = self.payload
+        return payload if isinstance(payload, bytes) else payload()
 
 
 @dataclass(slots=True)
@@ -265,6 +274,7 @@ class Publisher:
                 continue
             await window.acquire()
             group.create_task(self._publish(client, entry, window))
+            await asyncio.sleep(0)  # let that publish reach the socket before the next body
 
     async def _publish(
         self, client: aiomqtt.Client, entry: _Entry, window: asyncio.Semaphore
@@ -272,7 +282,7 @@ class Publisher:
         message = entry.message
         try:
             await client.publish(
-                message.topic, message.payload, qos=message.qos, retain=message.retain
+                message.topic, message.body(), qos=message.qos, retain=message.retain
             )
         finally:
             window.release()

@@ -221,3 +221,11 @@ def test_random_shoes_obey_the_rules(seed: int, profile: str, decks: int) -> Non
     for card in of(out, "card"):
         assert card.card is not None
     assert of(out, "alarm") == []
+
+
+def test_continuous_shuffler_roads_start_a_new_page_after_72_results() -> None:
+    out = play_shoe("csm", seed=4)  # one shoe of cards: 85 results
+    roads = of(out, "roads")
+    sizes = [len(r.bead_plate.cells) for r in roads[1:]]  # the first is the empty start
+    assert max(sizes) == 72
+    assert sizes[71:74] == [72, 1, 2]  # result 73 opens a fresh page

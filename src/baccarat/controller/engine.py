@@ -581,6 +581,9 @@ class Engine:
         if not rnd.demo:
             shoe.results += 1
             if self.roads is not None:
+                page = self.profile.roads_page
+                if page and len(self.roads) >= page:
+                    self.roads.clear()  # a new page of roads (continuous shufflers)
                 self.roads.add(
                     rnd.number,
                     rnd.winner,

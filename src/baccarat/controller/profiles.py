@@ -62,6 +62,12 @@ class Profile(BaseModel):
     after_cut: AfterCut = "finish_round"
     max_demo_rounds: int = Field(default=3, ge=0, le=3)
     continuous_shuffler: bool = False
+    roads_page: int = Field(
+        default=0,
+        ge=0,
+        description="Results after which the roads start afresh; 0: at each new shoe only. "
+        "A continuous shuffler has no shoe, so its roads would grow for ever.",
+    )
     open_mode: OpenMode = "implicit"
     reveal: RevealMode = "immediate"
     payouts: Payouts = Payouts()
@@ -108,6 +114,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "burn": "none",
         "cut_card": False,
         "continuous_shuffler": True,
+        "roads_page": 72,
     },
 }
 

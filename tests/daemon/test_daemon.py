@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -337,3 +338,21 @@ async def test_tls_and_password_file(tmp_path: Path, mosquitto_factory: Mosquitt
         assert json.loads(message.payload)["state"] == "online"  # type: ignore[arg-type]
     finally:
         daemon.close()
+
+
+async def test_stops_when_the_broker_goes_at_the_same_moment(
+    tmp_path: Path, mosquitto: Mosquitto
+) -> None:
+    """SIGTERM while the connection drops: the shutdown must not be swallowed by the
+    reconnection loop (it once was: the daemon ran on for ever)."""
+    daemon = Daemon(tmp_path, mosquitto)
+    try:
+        await asyncio.to_thread(daemon.start)
+        assert mosquitto.pid is not None
+        os.kill(mosquitto.pid, signal.SIGTERM)  # the broker says goodbye ...
+        os.kill(daemon.pid, signal.SIGTERM)  # ... as the daemon is told to stop
+        status = await asyncio.to_thread(daemon.stop, 15.0)
+    finally:
+        daemon.close()
+    assert status == 0
+    assert "stopping: waiting for the tasks" in daemon.log()

@@ -316,15 +316,18 @@ class Table:
                 group.create_task(self._ready(), name="ready"),
             ]
             await _first(stop.wait(), self.fatal.wait())
+            log.info("stopping: closing the device")
             sdnotify.stopping()
             if device is not None:
                 await device.stop()
             for task in tasks:
                 if task.get_name() not in ("publisher", "cursor"):
                     task.cancel()
+            log.info("stopping: publishing what is left (at most %.0f s)", DRAIN_TIMEOUT)
             await self._drain()
             for task in tasks:
                 task.cancel()
+            log.info("stopping: waiting for the tasks")
         self.write_cursor()
         self.journal.close()
 

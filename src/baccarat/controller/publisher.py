@@ -206,6 +206,7 @@ class Publisher:
                 await self._session()
             except (aiomqtt.MqttError, OSError, ExceptionGroup) as exc:
                 failures = self._failed(exc, failures)
+                _reraise_cancellation(exc)
             finally:
                 self.connected.clear()
                 self.first_attempt.set()
@@ -302,6 +303,18 @@ class Publisher:
             self.counters.commands += 1
             if self.on_command is not None:
                 await self.on_command(name, body, response)
+
+
+def _reraise_cancellation(exc: BaseException) -> None:
+    """Stop if this task was being cancelled when the connection failed.
+
+    A lost connection and a cancellation can meet in the session's task group, which then
+    raises the connection's error and not ``CancelledError``: without this check the
+    reconnection loop would swallow the daemon's own shutdown and run on for ever.
+    """
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError from exc
 
 
 def _tls_context(broker: BrokerConfig) -> ssl.SSLContext:

@@ -14,6 +14,7 @@ of the project.
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 from typing import Final
 
@@ -109,3 +110,10 @@ def _why_not(key: str) -> str:
 def deck(decks: int = 1) -> list[Card]:
     """A fresh, unshuffled shoe of ``decks`` decks."""
     return [card for _ in range(decks) for card in ALL_CARDS]
+
+
+def shuffled_shoe(decks: int, seed: int | None) -> list[Card]:
+    """``decks`` fresh decks shuffled by ``random.Random(seed)``: the same seed, the same shoe."""
+    cards = deck(decks)
+    random.Random(seed).shuffle(cards)
+    return cards

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterator
 from typing import TextIO
 
+from baccarat.controller.messages import Message
 from baccarat.controller.profiles import load_profile
 from baccarat.controller.replay import replay_lines
 
@@ -34,28 +36,47 @@ def open_input(path: str) -> TextIO:
     return open(path, encoding="utf-8", errors="replace")
 
 
+class ReplayError(Exception):
+    """The replay cannot start (bad profile, unreadable file); the text says why."""
+
+
+class ReplayRun:
+    """One replay of a file for a command: its profile, its input and its bad lines."""
+
+    def __init__(self, command: str, args: argparse.Namespace) -> None:
+        """Load the profile and open the file, or raise :class:`ReplayError`."""
+        self.command, self.file, self.bad = command, args.file, 0
+        try:
+            self.profile = load_profile(args.profile, decks=args.decks)
+        except ValueError as exc:
+            raise ReplayError(f"baccarat {command}: {exc}") from None
+        try:
+            self.source = open_input(args.file)
+        except OSError as exc:
+            raise ReplayError(
+                f"baccarat {command}: cannot read {args.file}: {exc.strerror}"
+            ) from None
+
+    def report(self, line: int, text: str) -> None:
+        """A bad or refused line: on standard error, counted."""
+        self.bad += 1
+        print(f"{self.file}:{line}: {text}", file=sys.stderr)
+
+    def messages(self, *, roads: bool = True) -> Iterator[Message]:
+        """Every message of the replay, in order; closes the file at the end."""
+        with self.source:
+            yield from replay_lines(self.source, self.profile, on_error=self.report, roads=roads)
+
+
 def run(args: argparse.Namespace) -> int:
     """Replay the file; exit 1 if any line was bad or refused, 2 if it cannot be read."""
     try:
-        profile = load_profile(args.profile, decks=args.decks)
-    except ValueError as exc:
-        print(f"baccarat replay: {exc}", file=sys.stderr)
+        replay = ReplayRun("replay", args)
+    except ReplayError as exc:
+        print(exc, file=sys.stderr)
         return 2
-    bad = 0
-
-    def report(line: int, text: str) -> None:
-        nonlocal bad
-        bad += 1
-        print(f"{args.file}:{line}: {text}", file=sys.stderr)
-
-    try:
-        source = open_input(args.file)
-    except OSError as exc:
-        print(f"baccarat replay: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
-        return 2
-    with source:
-        out = sys.stdout
-        for message in replay_lines(source, profile, on_error=report, roads=not args.no_roads):
-            out.write(message.to_json())
-            out.write("\n")
-    return 1 if bad else 0
+    out = sys.stdout
+    for message in replay.messages(roads=not args.no_roads):
+        out.write(message.to_json())
+        out.write("\n")
+    return 1 if replay.bad else 0

@@ -12,9 +12,7 @@ import sys
 from collections.abc import Iterable
 
 from baccarat.controller.messages import Message, ShoeMessage
-from baccarat.controller.profiles import load_profile
-from baccarat.controller.replay import replay_lines
-from baccarat.controller.replay_cli import add_profile_arguments, open_input
+from baccarat.controller.replay_cli import ReplayError, ReplayRun, add_profile_arguments
 from baccarat.controller.roads import Roads, RoadsMessage
 
 
@@ -58,24 +56,11 @@ def print_roads(message: RoadsMessage) -> None:
 def run(args: argparse.Namespace) -> int:
     """Replay the file and print its roads; 1 if a line was bad, 2 if nothing to show."""
     try:
-        profile = load_profile(args.profile, decks=args.decks)
-    except ValueError as exc:
-        print(f"baccarat roads: {exc}", file=sys.stderr)
+        replay = ReplayRun("roads", args)
+    except ReplayError as exc:
+        print(exc, file=sys.stderr)
         return 2
-    bad = 0
-
-    def report(line: int, text: str) -> None:
-        nonlocal bad
-        bad += 1
-        print(f"{args.file}:{line}: {text}", file=sys.stderr)
-
-    try:
-        source = open_input(args.file)
-    except OSError as exc:
-        print(f"baccarat roads: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
-        return 2
-    with source:
-        message = last_roads(replay_lines(source, profile, on_error=report))
+    message = last_roads(replay.messages())
     if message is None:
         print(f"baccarat roads: no shoe in {args.file}", file=sys.stderr)
         return 2
@@ -83,4 +68,4 @@ def run(args: argparse.Namespace) -> int:
         print(message.to_json())
     else:
         print_roads(message)
-    return 1 if bad else 0
+    return 1 if replay.bad else 0

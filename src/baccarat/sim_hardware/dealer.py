@@ -27,7 +27,7 @@ from collections.abc import Collection, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from baccarat.cards import ALL_CARDS, Card, deck
+from baccarat.cards import ALL_CARDS, Card, shuffled_shoe
 from baccarat.controller.tableau import next_position, total, winner
 from baccarat.drivers.events import (
     Button,
@@ -65,13 +65,6 @@ class Step:
     round_no: int
     role: str
     mistake: Mistake | None = None
-
-
-def shuffled_shoe(decks: int, seed: int) -> list[Card]:
-    """``decks`` decks shuffled by ``random.Random(seed)``."""
-    cards = deck(decks)
-    random.Random(seed).shuffle(cards)
-    return cards
 
 
 def first_card_burn_count(card: Card) -> int:

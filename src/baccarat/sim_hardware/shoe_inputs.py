@@ -7,20 +7,12 @@ where the shoe's profile says the shoe ends.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterator
 
-from baccarat.cards import Card, deck
+from baccarat.cards import shuffled_shoe
 from baccarat.controller.inputs import CutCardSeen, DrawCard, Input, NewShoe
 
 DEFAULT_CUT_FROM_END = 14
-
-
-def shuffled_shoe(decks: int, seed: int) -> list[Card]:
-    """``decks`` decks shuffled by a seeded generator: the same seed, the same shoe."""
-    cards = deck(decks)
-    random.Random(seed).shuffle(cards)
-    return cards
 
 
 def shoe_inputs(

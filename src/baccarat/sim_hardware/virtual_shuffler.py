@@ -29,7 +29,6 @@ import argparse
 import array
 import asyncio
 import errno
-import random
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -40,7 +39,7 @@ from typing import Final, Protocol
 import usb.backend
 import usb.core
 
-from baccarat.cards import Card, deck
+from baccarat.cards import Card, shuffled_shoe
 from baccarat.drivers import framed
 from baccarat.drivers.events import CardDrawn, DeviceEvent, ShuffleDone, ShuffleStarted
 
@@ -529,13 +528,6 @@ def _string_descriptor(strings: tuple[str, ...], index: int) -> bytes:
 
 
 # --- the shuffler ----------------------------------------------------------------------------
-
-
-def shuffled_shoe(decks: int, seed: int | None) -> list[Card]:
-    """``decks`` fresh decks shuffled by ``random.Random(seed)``: the same seed, the same shoe."""
-    cards = deck(decks)
-    random.Random(seed).shuffle(cards)
-    return cards
 
 
 class ShufflerFirmware:

@@ -76,7 +76,7 @@ class Daemon:
         self._log_offset = self.log_file.stat().st_size
         self._process = subprocess.Popen(
             [sys.executable, "-m", "baccarat.cli", "run", "--config", str(self.config),
-             "--log-level", "INFO"],
+             "--log-level", os.environ.get("BACCARAT_TEST_LOG_LEVEL", "INFO")],
             stdout=log, stderr=subprocess.STDOUT, env=env,
             preexec_fn=_die_with_parent,  # noqa: PLW1509 - only a prctl() call
         )

@@ -325,6 +325,7 @@ class Table:
                     task.cancel()
             log.info("stopping: publishing what is left (at most %.0f s)", DRAIN_TIMEOUT)
             await self._drain()
+            self.publisher.stopping = True
             for task in tasks:
                 task.cancel()
             log.info("stopping: waiting for the tasks")

@@ -190,6 +190,11 @@ class Publisher:
         self.counters = PublisherCounters()
         self.first_attempt = asyncio.Event()
         self.connected = asyncio.Event()
+        self.stopping = False
+        """Set by the daemon before it cancels :meth:`run`: a lost connection and the
+        cancellation can meet in the session's task group, which then raises the
+        connection's error instead of ``CancelledError``; this flag keeps the
+        reconnection loop from swallowing the shutdown."""
         self._rng = rng or random.Random()
 
     @property
@@ -206,7 +211,9 @@ class Publisher:
                 await self._session()
             except (aiomqtt.MqttError, OSError, ExceptionGroup) as exc:
                 failures = self._failed(exc, failures)
-                _reraise_cancellation(exc)
+                if self.stopping:  # the daemon is stopping: do not reconnect
+                    raise asyncio.CancelledError from exc
+                _forget_cancel_requests()
             finally:
                 self.connected.clear()
                 self.first_attempt.set()
@@ -305,16 +312,16 @@ class Publisher:
                 await self.on_command(name, body, response)
 
 
-def _reraise_cancellation(exc: BaseException) -> None:
-    """Stop if this task was being cancelled when the connection failed.
+def _forget_cancel_requests() -> None:
+    """Clear cancel requests a failed session's task group left on this task.
 
-    A lost connection and a cancellation can meet in the session's task group, which then
-    raises the connection's error and not ``CancelledError``: without this check the
-    reconnection loop would swallow the daemon's own shutdown and run on for ever.
+    Python 3.11's TaskGroup can leave the parent's cancellation count raised when a child
+    fails as the connection drops; a later ``asyncio.timeout`` in the reconnection loop
+    would then misread its own expiry. Only :attr:`Publisher.stopping` ends the loop.
     """
     task = asyncio.current_task()
-    if task is not None and task.cancelling():
-        raise asyncio.CancelledError from exc
+    while task is not None and task.cancelling():
+        task.uncancel()
 
 
 def _tls_context(broker: BrokerConfig) -> ssl.SSLContext:

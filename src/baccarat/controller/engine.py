@@ -124,6 +124,7 @@ class Round:
     withheld: list[dict[str, Any]] = field(default_factory=list)
     last_position: str | None = None
     dealt: list[tuple[str, str | None]] = field(default_factory=list)  # (position, card)
+    due: tableau.Position | None = "P1"  # kept equal to tableau.next_position of the hands
     complete: bool = False
     revealed: bool = False
     published: bool = False
@@ -137,7 +138,7 @@ class Round:
 
     def next_position(self) -> tableau.Position | None:
         """Where the next card goes by the tableau; ``None`` when complete."""
-        return tableau.next_position(self.player_values, self.banker_values)
+        return self.due
 
 
 @dataclass(slots=True)
@@ -481,7 +482,7 @@ class Engine:
             rnd.burn_due -= 1
             self._burn_card(shoe, card, rnd)
             return
-        position = rnd.next_position()
+        position = rnd.due
         if position is None:
             self._raise_alarm(
                 "extra_card",
@@ -504,6 +505,7 @@ class Engine:
             rnd.banker.append(card)
             rnd.banker_values.append(card.value)
         rnd.last_position = position
+        rnd.due = tableau.next_position(rnd.player_values, rnd.banker_values)
         rnd.dealt.append((position, card.code))
         if rnd.alarms:
             for alarm in [a for a in rnd.alarms if a.kind == "missing_card"]:
@@ -521,7 +523,7 @@ class Engine:
             rnd.withheld.append(fields)
         else:
             self._emit(CardMessage, **fields)
-        if rnd.next_position() is None:
+        if rnd.due is None:
             rnd.complete = True
             rnd.winner = tableau.winner(
                 tableau.total(rnd.player_values), tableau.total(rnd.banker_values)

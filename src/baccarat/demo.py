@@ -163,6 +163,10 @@ class Pit:
     async def _settle(self, client: aiomqtt.Client, alarm: dict[str, Any]) -> None:
         if alarm["kind"] in BURNABLE:
             await client.publish(f"{self.base}/cmd/accept_as_burn", b"{}", qos=1)
+        elif alarm["kind"] == "missing_card":
+            # The simulated dealer never goes back for a card: the pit voids the round.
+            body = json.dumps({"reason": "pit: a card was missing"}).encode()
+            await client.publish(f"{self.base}/cmd/void", body, qos=1)
         elif alarm["kind"] == "result_mismatch" and alarm["round"] in self.results:
             winner = self.results[alarm["round"]]
             body = json.dumps({"winner": winner}).encode()
@@ -212,22 +216,23 @@ async def _board(host: str, port: int, plain: bool) -> None:
     await show(BoardFeed(host, port, PREFIX, TABLE))
 
 
-async def _web_board(host: str, ws_port: int | None, web_port: int) -> str | None:
+async def _web_board(
+    stack: contextlib.AsyncExitStack, host: str, ws_port: int | None, web_port: int
+) -> str | None:
+    """Start the web board (on ``web_port``, or any free port if it is taken); its address."""
     if ws_port is None:
         return None
     from baccarat.boards.web_server import WebBoardServer, page_config
 
-    server = WebBoardServer(page_config(host, ws_port, TABLE, PREFIX), port=web_port)
+    config = page_config(host, ws_port, TABLE, PREFIX)
+    server = WebBoardServer(config, port=web_port)
     try:
         await server.start()
     except OSError:
-        server = WebBoardServer(page_config(host, ws_port, TABLE, PREFIX), port=0)
+        server = WebBoardServer(config, port=0)
         await server.start()
-    _WEB_SERVERS.append(server)
+    stack.push_async_callback(server.close)
     return server.url
-
-
-_WEB_SERVERS: list[Any] = []
 
 
 async def _stop_when_done(pit: Pit, rounds: int) -> None:
@@ -260,7 +265,7 @@ async def _demo(args: argparse.Namespace, folder: Path) -> int:
             stdout=log, stderr=subprocess.STDOUT,
         )
         stack.push_async_callback(_stop_process, daemon)
-        url = await _web_board(host, ws_port, args.web_port)
+        url = await _web_board(stack, host, ws_port, args.web_port)
         print(f"broker {host}:{port}; daemon log {folder / 'daemon.log'}")
         if url:
             print(f"web board: {url}")
@@ -274,8 +279,6 @@ async def _demo(args: argparse.Namespace, folder: Path) -> int:
             await _stop_when_done(pit, args.rounds)
             for task in tasks:
                 task.cancel()
-        for server in _WEB_SERVERS:
-            await server.close()
         print(f"{pit.rounds} rounds, {len(pit.alarms)} alarm(s) raised and settled by the pit.")
     return 0
 

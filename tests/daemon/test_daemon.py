@@ -147,10 +147,6 @@ async def test_missing_config_file_exits_2(tmp_path: Path) -> None:
     assert "no such configuration file" in proc.stderr
 
 
-def _unused(factory: MosquittoFactory) -> None:  # keeps the import for later tests
-    del factory
-
-
 async def _play_in_background(shoe: VirtualShoe, dealer: Dealer, pace: float) -> asyncio.Task[int]:
     return asyncio.create_task(shoe.play(dealer.events(), pace=pace))
 

@@ -20,6 +20,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("baccarat.demo", "play a simulated shoe with a live board (no hardware)"),
     "listen": ("baccarat.drivers.listen_cli", "print the decoded events of a shoe or shuffler"),
     "sim": ("baccarat.sim_hardware.shoe_cli", "run a simulated device (sim shoe ...) on a pty"),
+    "recall": ("baccarat.controller.recall_cli", "game recall: the last rounds, card by card"),
     "roads": ("baccarat.controller.roads_cli", "replay a recorded shoe and print its roads"),
     "journal": ("baccarat.controller.journal_cli", "verify or show a journal file"),
     "board": ("baccarat.boards.board_cli", "the terminal result board of a table (MQTT)"),

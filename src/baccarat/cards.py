@@ -15,11 +15,12 @@ of the project.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 RANKS: Final = "A23456789TJQK"
 SUITS: Final = "SHDC"
+_SUIT_SET: Final = frozenset(SUITS)
 SHOE_SUIT_LETTERS: Final = {"A": "S", "H": "H", "C": "C", "D": "D"}
 """Scanning-shoe suit letter -> canonical suit. Shoes use ``A`` for spades."""
 SUIT_TO_SHOE_LETTER: Final = {v: k for k, v in SHOE_SUIT_LETTERS.items()}
@@ -36,25 +37,28 @@ class CardError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Card:
-    """One playing card. ``rank`` 1 (ace) .. 13 (king); ``suit`` one of ``SHDC``."""
+    """One playing card. ``rank`` 1 (ace) .. 13 (king); ``suit`` one of ``SHDC``.
+
+    ``code``, ``value`` and ``index`` are worked out once, when the card is made: the
+    engine reads them for every card it deals.
+    """
 
     rank: int
     suit: str
+    code: str = field(init=False, compare=False, repr=False)
+    """The canonical two-character code, e.g. ``TS``."""
+    value: int = field(init=False, compare=False, repr=False)
+    """Baccarat value (Art. 5): ace 1, two to nine face value, ten and pictures 0."""
+    index: int = field(init=False, compare=False, repr=False)
+    """0..51, suit-major: a dense index for inventories."""
 
-    @property
-    def code(self) -> str:
-        """The canonical two-character code, e.g. ``TS``."""
-        return RANKS[self.rank - 1] + self.suit
-
-    @property
-    def value(self) -> int:
-        """Baccarat value (Art. 5): ace 1, two to nine face value, ten and pictures 0."""
-        return self.rank if self.rank < 10 else 0
-
-    @property
-    def index(self) -> int:
-        """0..51, suit-major: a dense index for inventories."""
-        return SUITS.index(self.suit) * 13 + self.rank - 1
+    def __post_init__(self) -> None:
+        if not (isinstance(self.rank, int) and 1 <= self.rank <= 13) or self.suit not in _SUIT_SET:
+            raise CardError(f"{self.rank}{self.suit}", "rank 1..13 and suit one of S H D C")
+        init = object.__setattr__
+        init(self, "code", RANKS[self.rank - 1] + self.suit)
+        init(self, "value", self.rank if self.rank < 10 else 0)
+        init(self, "index", SUITS.index(self.suit) * 13 + self.rank - 1)
 
     @property
     def shoe_code(self) -> str:

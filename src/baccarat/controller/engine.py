@@ -55,6 +55,7 @@ from baccarat.controller.messages import (
     DealtCard,
     HandResult,
     Message,
+    PositionName,
     RecalledRound,
     RecallMessage,
     ResultMessage,
@@ -64,8 +65,10 @@ from baccarat.controller.messages import (
     VoidMessage,
     WinnerName,
     trusted,
+    trusted_from,
 )
 from baccarat.controller.profiles import Profile
+from baccarat.controller.tableau import DEAL_ORDER
 
 if TYPE_CHECKING:
     from baccarat.controller.roads import Roads
@@ -117,13 +120,13 @@ class Round:
     burn_due: int = 0
     player: list[Card] = field(default_factory=list)
     banker: list[Card] = field(default_factory=list)
-    player_values: list[int] = field(default_factory=list)
-    banker_values: list[int] = field(default_factory=list)
+    player_total: int = 0
+    banker_total: int = 0
     alarms: list[Alarm] = field(default_factory=list)
     exposed: list[str] = field(default_factory=list)
     withheld: list[dict[str, Any]] = field(default_factory=list)
     last_position: str | None = None
-    dealt: list[tuple[str, str | None]] = field(default_factory=list)  # (position, card)
+    dealt: list[DealtCard] = field(default_factory=list)  # every card, in dealing order
     due: tableau.Position | None = "P1"  # kept equal to tableau.next_position of the hands
     complete: bool = False
     revealed: bool = False
@@ -186,6 +189,7 @@ class Engine:
 
     def __init__(self, profile: Profile, *, roads: bool = True) -> None:
         self.profile = profile
+        self._squeeze = profile.reveal == "on_reveal"
         self.seq = 0
         self.alarm_seq = 0
         self.shoe: Shoe | None = None
@@ -253,8 +257,13 @@ class Engine:
     # ------------------------------------------------------------------ emitting
 
     def _emit(self, cls: type[Message], **fields: Any) -> None:
+        self._emit_fields(cls, fields)
+
+    def _emit_fields(self, cls: type[Message], fields: dict[str, Any]) -> None:
         self.seq += 1
-        self._out.append(trusted(cls, seq=self.seq, ts=self._ts, **fields))
+        fields["seq"] = self.seq
+        fields["ts"] = self._ts
+        self._out.append(trusted_from(cls, fields))
 
     def _emit_shoe(self) -> None:
         shoe = self.shoe
@@ -340,7 +349,20 @@ class Engine:
     # ------------------------------------------------------------------ cards
 
     def _on_card(self, inp: DrawCard) -> None:
-        card, shoe = inp.card, self.shoe
+        card, shoe, rnd = inp.card, self.shoe, self.round
+        if (
+            card is not None
+            and shoe is not None
+            and rnd is not None
+            and shoe.phase == "in_round"
+            and rnd.due is not None
+            and not rnd.burn_due
+            and not rnd.void
+            and shoe.counts[card.index] < shoe.decks
+        ):  # the common case, a card due to a hand of the open round: straight to it
+            self._take(shoe, card)
+            self._deal(shoe, rnd, rnd.due, card)
+            return
         if shoe is None or shoe.phase == "closed":
             self._raise_alarm(
                 "shoe_closed",
@@ -444,7 +466,7 @@ class Engine:
     ) -> None:
         shoe.burned += 1
         if rnd is not None:
-            rnd.dealt.append(("burn", card.code if card else None))
+            rnd.dealt.append(_dealt_card("burn", card.code if card else None))
         self._emit(
             CardMessage,
             shoe=shoe.number,
@@ -498,15 +520,27 @@ class Engine:
         self._deal(shoe, rnd, position, card)
 
     def _deal(self, shoe: Shoe, rnd: Round, position: tableau.Position, card: Card) -> None:
+        value = card.value
+        player, banker = rnd.player, rnd.banker
         if position[0] == "P":
-            rnd.player.append(card)
-            rnd.player_values.append(card.value)
+            player.append(card)
+            rnd.player_total = (rnd.player_total + value) % 10
         else:
-            rnd.banker.append(card)
-            rnd.banker_values.append(card.value)
+            banker.append(card)
+            rnd.banker_total = (rnd.banker_total + value) % 10
         rnd.last_position = position
-        rnd.due = tableau.next_position(rnd.player_values, rnd.banker_values)
-        rnd.dealt.append((position, card.code))
+        dealt = len(player) + len(banker)
+        if dealt < 4:
+            due: tableau.Position | None = DEAL_ORDER[dealt]
+        elif dealt == 4:
+            due = tableau.third_card_due(rnd.player_total, rnd.banker_total)
+        elif position == "P3":
+            due = tableau.after_player_third(rnd.banker_total, value)
+        else:
+            due = None
+        rnd.due = due
+        code = card.code
+        rnd.dealt.append(_dealt_card(position, code))
         if rnd.alarms:
             for alarm in [a for a in rnd.alarms if a.kind == "missing_card"]:
                 self._clear_alarm(alarm, "deal", rnd)
@@ -514,20 +548,18 @@ class Engine:
             "shoe": shoe.number,
             "round": rnd.number,
             "position": position,
-            "card": card.code,
-            "player_total": tableau.total(rnd.player_values),
-            "banker_total": tableau.total(rnd.banker_values),
+            "card": code,
+            "player_total": rnd.player_total,
+            "banker_total": rnd.banker_total,
             "demo": rnd.demo,
         }
-        if self.profile.reveal == "on_reveal" and not rnd.revealed:
+        if self._squeeze and not rnd.revealed:
             rnd.withheld.append(fields)
         else:
-            self._emit(CardMessage, **fields)
-        if rnd.due is None:
+            self._emit_fields(CardMessage, fields)
+        if due is None:
             rnd.complete = True
-            rnd.winner = tableau.winner(
-                tableau.total(rnd.player_values), tableau.total(rnd.banker_values)
-            )
+            rnd.winner = tableau.winner(rnd.player_total, rnd.banker_total)
             self._maybe_publish(shoe, rnd)
 
     # ------------------------------------------------------------------ rounds
@@ -562,10 +594,10 @@ class Engine:
         """Publish the result once the rules allow: complete, no alarm, revealed if squeeze."""
         if not rnd.complete or rnd.alarms or rnd.published or rnd.void:
             return
-        if self.profile.reveal == "on_reveal" and not rnd.revealed:
+        if self._squeeze and not rnd.revealed:
             return
         for fields in rnd.withheld:
-            self._emit(CardMessage, **fields)
+            self._emit_fields(CardMessage, fields)
         rnd.withheld.clear()
         rnd.published = True
         assert rnd.winner is not None
@@ -575,8 +607,8 @@ class Engine:
             round=rnd.number,
             round_id=self._round_id(rnd),
             winner=rnd.winner,
-            player=_hand(rnd.player, rnd.player_values),
-            banker=_hand(rnd.banker, rnd.banker_values),
+            player=_hand(rnd.player, rnd.player_total),
+            banker=_hand(rnd.banker, rnd.banker_total),
             demo=rnd.demo,
             exposed=list(rnd.exposed),
         )
@@ -591,7 +623,7 @@ class Engine:
                     rnd.winner,
                     _is_pair(rnd.player),
                     _is_pair(rnd.banker),
-                    _natural(rnd.player_values) or _natural(rnd.banker_values),
+                    _natural(rnd.player) or _natural(rnd.banker),
                 )
         self._close_round(shoe, rnd, roads_changed=not rnd.demo)
 
@@ -622,10 +654,10 @@ class Engine:
             round_id=self._round_id(rnd),
             status="void" if rnd.void else "result",
             winner=None if rnd.void else rnd.winner,
-            player_total=tableau.total(rnd.player_values),
-            banker_total=tableau.total(rnd.banker_values),
+            player_total=rnd.player_total,
+            banker_total=rnd.banker_total,
             demo=rnd.demo,
-            cards=[trusted(DealtCard, position=p, card=c) for p, c in rnd.dealt],
+            cards=list(rnd.dealt),
             exposed=list(rnd.exposed),
         )
         if self.recall and self.recall[-1].round_id == recalled.round_id:
@@ -790,8 +822,7 @@ class Engine:
         self._raise_alarm(
             "result_mismatch",
             f"declared {inp.winner} but the cards say {rnd.winner} "
-            f"(player {tableau.total(rnd.player_values)}, "
-            f"banker {tableau.total(rnd.banker_values)})",
+            f"(player {rnd.player_total}, banker {rnd.banker_total})",
             ["declare", "void"],
             on_round=rnd,
         )
@@ -929,18 +960,31 @@ class Engine:
             self._link_alarm = alarm
 
 
-def _hand(cards: list[Card], values: list[int]) -> HandResult:
+_DEALT_CARDS: dict[tuple[str, str | None], DealtCard] = {}
+
+
+def _dealt_card(position: PositionName, code: str | None) -> DealtCard:
+    """The recall entry of one card; immutable, so each (position, card) is made only once."""
+    key = (position, code)
+    entry = _DEALT_CARDS.get(key)
+    if entry is None:
+        entry = _DEALT_CARDS[key] = trusted(DealtCard, position=position, card=code)
+    return entry
+
+
+def _hand(cards: list[Card], total: int) -> HandResult:
     return trusted(
         HandResult,
         cards=[c.code for c in cards],
-        total=tableau.total(values),
-        natural=_natural(values),
+        total=total,
+        natural=_natural(cards),
         pair=_is_pair(cards),
     )
 
 
-def _natural(values: list[int]) -> bool:
-    return tableau.is_natural(tableau.total(values[:2]))
+def _natural(cards: list[Card]) -> bool:
+    """Art. 9: the hand's first two cards total 8 or 9."""
+    return len(cards) >= 2 and tableau.is_natural((cards[0].value + cards[1].value) % 10)
 
 
 def _is_pair(cards: list[Card]) -> bool:

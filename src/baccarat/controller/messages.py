@@ -51,6 +51,11 @@ def trusted(cls: type[_M], **values: Any) -> _M:
     model's. Every message type the engine emits is parsed back through
     :func:`parse_message` by the tests, which is what keeps this honest.
     """
+    return trusted_from(cls, values)
+
+
+def trusted_from(cls: type[_M], values: dict[str, Any]) -> _M:
+    """:func:`trusted` with the values in a dict: no keyword arguments to pack and unpack."""
     entry = _TEMPLATES.get(cls)
     if entry is None:
         entry = _TEMPLATES[cls] = _template(cls)

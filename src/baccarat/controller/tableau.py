@@ -65,16 +65,29 @@ def next_position(player: Sequence[int], banker: Sequence[int]) -> Position | No
     n_p, n_b = len(player), len(banker)
     if n_p + n_b < 4:
         return DEAL_ORDER[n_p + n_b]
-    p2, b2 = total(player[:2]), total(banker[:2])
-    if is_natural(p2) or is_natural(b2):
-        return None
-    if n_p == 2 and n_b == 2 and player_draws(p2):
-        return "P3"
-    if n_b == 2:
-        player_third = player[2] if n_p == 3 else None
-        if banker_draws(b2, player_third):
-            return "B3"
+    if n_p + n_b == 4:
+        return third_card_due(total(player), total(banker))
+    if n_p == 3 and n_b == 2:
+        return after_player_third(total(banker), player[2])
     return None
+
+
+def third_card_due(player_two: int, banker_two: int) -> Position | None:
+    """After the first four cards: ``P3``, ``B3`` or ``None`` (Art. 9).
+
+    ``player_two`` and ``banker_two`` are the two-card totals. Naturals stop the round;
+    Player draws first; if Player stands, Banker draws on 0-5.
+    """
+    if is_natural(player_two) or is_natural(banker_two):
+        return None
+    if player_draws(player_two):
+        return "P3"
+    return "B3" if banker_draws(banker_two, None) else None
+
+
+def after_player_third(banker_two: int, player_third: int) -> Position | None:
+    """After Player's third card: ``B3`` or ``None``, by Banker's total and that card (Art. 9)."""
+    return "B3" if banker_draws(banker_two, player_third) else None
 
 
 def winner(player_total: int, banker_total: int) -> Winner:

@@ -7,6 +7,7 @@ from typing import Literal
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from baccarat.controller.messages import adapter
 from baccarat.controller.roads import Roads, RoadsMessage
 
 Winner = Literal["banker", "player", "tie"]
@@ -144,8 +145,9 @@ def test_remove_equals_never_having_added(shoe: list, data: st.DataObject) -> No
 @given(shoes)
 def test_every_message_validates_against_its_own_schema(shoe: list) -> None:
     m = message(build(shoe))
-    assert RoadsMessage.model_validate_json(m.to_json()) == m
-    assert RoadsMessage.model_validate(m.model_dump(by_alias=True)) == m
+    roads_adapter = adapter(RoadsMessage)
+    assert roads_adapter.validate_json(m.to_json()) == m
+    assert roads_adapter.validate_python(roads_adapter.dump_python(m, by_alias=True)) == m
 
 
 @given(shoes)

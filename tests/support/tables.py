@@ -6,7 +6,7 @@ from typing import Any
 
 from baccarat.controller.engine import Engine
 from baccarat.controller.inputs import parse_input
-from baccarat.controller.messages import Message
+from baccarat.controller.messages import Message, parse_message
 from baccarat.controller.profiles import load_profile
 
 
@@ -24,6 +24,8 @@ class Table:
             for word in line.split(","):
                 outcome = self.engine.feed(parse_input(word.strip()))
                 assert outcome.refused is None, f"{word!r} refused: {outcome.refused}"
+                for message in outcome.messages:  # the engine builds them unvalidated
+                    assert parse_message(message.to_json()) == message, message
                 out += outcome.messages
         self.log += out
         return out

@@ -233,7 +233,7 @@ class Table:
         self.outbox.put(
             OutMessage(
                 topic=self.config.topic(topic),
-                payload=lambda: message.to_json().encode(),
+                payload=message.to_bytes,
                 retain=topic in RETAINED,
                 seq=message.seq,
             )

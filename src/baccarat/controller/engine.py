@@ -64,8 +64,6 @@ from baccarat.controller.messages import (
     ShoePhase,
     VoidMessage,
     WinnerName,
-    trusted,
-    trusted_from,
 )
 from baccarat.controller.profiles import Profile
 from baccarat.controller.tableau import DEAL_ORDER
@@ -257,13 +255,8 @@ class Engine:
     # ------------------------------------------------------------------ emitting
 
     def _emit(self, cls: type[Message], **fields: Any) -> None:
-        self._emit_fields(cls, fields)
-
-    def _emit_fields(self, cls: type[Message], fields: dict[str, Any]) -> None:
         self.seq += 1
-        fields["seq"] = self.seq
-        fields["ts"] = self._ts
-        self._out.append(trusted_from(cls, fields))
+        self._out.append(cls(seq=self.seq, ts=self._ts, **fields))
 
     def _emit_shoe(self) -> None:
         shoe = self.shoe
@@ -544,19 +537,33 @@ class Engine:
         if rnd.alarms:
             for alarm in [a for a in rnd.alarms if a.kind == "missing_card"]:
                 self._clear_alarm(alarm, "deal", rnd)
-        fields = {
-            "shoe": shoe.number,
-            "round": rnd.number,
-            "position": position,
-            "card": code,
-            "player_total": rnd.player_total,
-            "banker_total": rnd.banker_total,
-            "demo": rnd.demo,
-        }
         if self._squeeze and not rnd.revealed:
-            rnd.withheld.append(fields)
+            rnd.withheld.append(
+                {
+                    "shoe": shoe.number,
+                    "round": rnd.number,
+                    "position": position,
+                    "card": code,
+                    "player_total": rnd.player_total,
+                    "banker_total": rnd.banker_total,
+                    "demo": rnd.demo,
+                }
+            )
         else:
-            self._emit_fields(CardMessage, fields)
+            self.seq += 1
+            self._out.append(
+                CardMessage(
+                    seq=self.seq,
+                    ts=self._ts,
+                    shoe=shoe.number,
+                    round=rnd.number,
+                    position=position,
+                    card=code,
+                    player_total=rnd.player_total,
+                    banker_total=rnd.banker_total,
+                    demo=rnd.demo,
+                )
+            )
         if due is None:
             rnd.complete = True
             rnd.winner = tableau.winner(rnd.player_total, rnd.banker_total)
@@ -597,7 +604,7 @@ class Engine:
         if self._squeeze and not rnd.revealed:
             return
         for fields in rnd.withheld:
-            self._emit_fields(CardMessage, fields)
+            self._emit(CardMessage, **fields)
         rnd.withheld.clear()
         rnd.published = True
         assert rnd.winner is not None
@@ -647,8 +654,7 @@ class Engine:
         self._emit_recall(shoe, rnd)
 
     def _emit_recall(self, shoe: Shoe, rnd: Round) -> None:
-        recalled = trusted(
-            RecalledRound,
+        recalled = RecalledRound(
             shoe=shoe.number,
             round=rnd.number,
             round_id=self._round_id(rnd),
@@ -968,13 +974,12 @@ def _dealt_card(position: PositionName, code: str | None) -> DealtCard:
     key = (position, code)
     entry = _DEALT_CARDS.get(key)
     if entry is None:
-        entry = _DEALT_CARDS[key] = trusted(DealtCard, position=position, card=code)
+        entry = _DEALT_CARDS[key] = DealtCard(position=position, card=code)
     return entry
 
 
 def _hand(cards: list[Card], total: int) -> HandResult:
-    return trusted(
-        HandResult,
+    return HandResult(
         cards=[c.code for c in cards],
         total=total,
         natural=_natural(cards),

@@ -8,6 +8,7 @@ makers read the JSON Schemas exported by ``baccarat schemas``, not this file.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field, fields
 from typing import Annotated, Any, ClassVar, Literal, TypeVar, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
@@ -34,6 +35,39 @@ AlarmKind = Literal[
 Correction = Literal["accept_as_burn", "void", "deal", "declare", "burn", "open"]
 ShoePhase = Literal["burning", "ready", "in_round", "closed"]
 
+_CONFIG = ConfigDict(extra="forbid", populate_by_name=True)
+"""What pydantic applies when it parses a body: unknown fields are an error."""
+
+# Every message and its parts are plain slotted dataclasses, built with keyword arguments:
+# the engine makes some ten of them per round, and a dataclass costs a fifth of a pydantic
+# model to build. pydantic still owns their schema: it parses bodies into them
+# (:func:`parse_message`), writes their JSON (:meth:`Message.to_json`) and their JSON Schemas,
+# through one ``TypeAdapter`` per type. Treat them as read-only: nothing in the controller
+# changes a message once it is made.
+
+_ADAPTERS: dict[type[Any], TypeAdapter[Any]] = {}
+
+
+def adapter(cls: type[Any]) -> TypeAdapter[Any]:
+    """The pydantic ``TypeAdapter`` of a message type (built on first use, then kept)."""
+    found = _ADAPTERS.get(cls)
+    if found is None:
+        found = _ADAPTERS[cls] = TypeAdapter(cls)
+    return found
+
+
+def type_name(cls: type[Message]) -> str:
+    """The ``type`` field's value of a message class, e.g. ``card``."""
+    for f in fields(cls):
+        if f.name == "type":
+            return str(f.default)
+    raise TypeError(f"{cls.__name__} has no type field")
+
+
+def json_schema(cls: type[Message]) -> dict[str, Any]:
+    """The JSON Schema of a message type's body, field names as published."""
+    return adapter(cls).json_schema(by_alias=True, mode="serialization")
+
 
 _M = TypeVar("_M", bound=BaseModel)
 _Template = tuple[dict[str, Any], tuple[tuple[str, Callable[[], Any]], ...]]
@@ -43,19 +77,13 @@ _set = object.__setattr__
 
 
 def trusted(cls: type[_M], **values: Any) -> _M:
-    """Build a model from values the controller made itself, without validating them.
+    """Build a pydantic model from values the controller made itself, without validating them.
 
     What ``model_construct`` does for these models (no validators, aliases only for
-    dumping), at a third of its cost and a third of validation's: the engine's hot path.
-    Field order and defaults are the model's, so the JSON is the same as a validated
-    model's. Every message type the engine emits is parsed back through
-    :func:`parse_message` by the tests, which is what keeps this honest.
+    dumping), at a third of its cost. The parts of the roads message are such models; every
+    message type the engine emits is parsed back through :func:`parse_message` by the
+    tests, which is what keeps this honest.
     """
-    return trusted_from(cls, values)
-
-
-def trusted_from(cls: type[_M], values: dict[str, Any]) -> _M:
-    """:func:`trusted` with the values in a dict: no keyword arguments to pack and unpack."""
     entry = _TEMPLATES.get(cls)
     if entry is None:
         entry = _TEMPLATES[cls] = _template(cls)
@@ -82,44 +110,62 @@ def _template(cls: type[BaseModel]) -> _Template:
     return template, tuple(factories)
 
 
-class Message(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class Message:
     """Fields every message carries."""
 
-    model_config = ConfigDict(
-        frozen=True, populate_by_name=True, extra="forbid", defer_build=True
-    )
+    __pydantic_config__: ClassVar[ConfigDict] = _CONFIG
     topic: ClassVar[str] = ""
 
-    schema_version: int = Field(default=SCHEMA_VERSION, alias="schema")
-    seq: int = Field(description="Up by one per message of one table; drop duplicates by it.")
-    ts: float | None = Field(
-        default=None, description="Time of the input that caused it (Unix seconds), if known."
-    )
+    schema_version: Annotated[int, Field(alias="schema")] = SCHEMA_VERSION
+    seq: Annotated[
+        int, Field(description="Up by one per message of one table; drop duplicates by it.")
+    ]
+    ts: Annotated[
+        float | None,
+        Field(description="Time of the input that caused it (Unix seconds), if known."),
+    ] = None
 
     def to_json(self) -> str:
         """The published body: compact JSON with the field names of the schema."""
-        return self.model_dump_json(by_alias=True)
+        return self.to_bytes().decode()
+
+    def to_bytes(self) -> bytes:
+        """:meth:`to_json` encoded in UTF-8, as it goes on the wire."""
+        cls = type(self)
+        found = _ADAPTERS.get(cls)
+        if found is None:
+            found = adapter(cls)
+        return found.dump_json(self, by_alias=True)
 
 
+@dataclass(slots=True, kw_only=True)
 class CardMessage(Message):
     """A card out of the shoe, assigned to a position (Art. 7) or to the burn pile."""
 
     topic: ClassVar[str] = "card"
     type: Literal["card"] = "card"
     shoe: int
-    round: int | None = Field(description="Round number in the shoe; null for shoe burns.")
+    round: Annotated[
+        int | None, Field(description="Round number in the shoe; null for shoe burns.")
+    ]
     position: PositionName
-    card: str | None = Field(description="Canonical code such as TS; null if unreadable.")
-    face_up: bool = Field(default=False, description="A burn card that is shown (Art. 2.1).")
+    card: Annotated[
+        str | None, Field(description="Canonical code such as TS; null if unreadable.")
+    ]
+    face_up: Annotated[
+        bool, Field(description="A burn card that is shown (Art. 2.1).")
+    ] = False
     player_total: int | None = None
     banker_total: int | None = None
     demo: bool = False
 
 
-class HandResult(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class HandResult:
     """One hand at the end of a round (Art. 11-13)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    __pydantic_config__: ClassVar[ConfigDict] = _CONFIG
 
     cards: list[str]
     total: int
@@ -127,6 +173,7 @@ class HandResult(BaseModel):
     pair: bool
 
 
+@dataclass(slots=True, kw_only=True)
 class ResultMessage(Message):
     """The outcome of a completed round. Never published before the rules allow it."""
 
@@ -139,17 +186,22 @@ class ResultMessage(Message):
     player: HandResult
     banker: HandResult
     demo: bool = False
-    exposed: list[str] = Field(default_factory=list, description="Positions exposed (Art. 4).")
+    exposed: Annotated[list[str], Field(description="Positions exposed (Art. 4).")] = field(
+        default_factory=list
+    )
 
 
+@dataclass(slots=True, kw_only=True)
 class AlarmMessage(Message):
     """A misdeal (Art. 10) or another deviation, raised at the input that proves it."""
 
     topic: ClassVar[str] = "alarm"
     type: Literal["alarm"] = "alarm"
-    id: int = Field(description="Alarm number, unique within the table's engine.")
+    id: Annotated[int, Field(description="Alarm number, unique within the table's engine.")]
     kind: AlarmKind
-    article: str = Field(description="The article of the rules that the deviation breaks.")
+    article: Annotated[
+        str, Field(description="The article of the rules that the deviation breaks.")
+    ]
     correctable: bool
     corrections: list[Correction]
     shoe: int | None
@@ -158,6 +210,7 @@ class AlarmMessage(Message):
     text: str
 
 
+@dataclass(slots=True, kw_only=True)
 class AlarmClearedMessage(Message):
     """An alarm settled by a correction (or by the card it was waiting for)."""
 
@@ -165,11 +218,14 @@ class AlarmClearedMessage(Message):
     type: Literal["alarm_cleared"] = "alarm_cleared"
     id: int
     kind: AlarmKind
-    by: str = Field(description="What settled it: accept_as_burn, void, deal, declare, ...")
+    by: Annotated[
+        str, Field(description="What settled it: accept_as_burn, void, deal, declare, ...")
+    ]
     shoe: int | None
     round: int | None
 
 
+@dataclass(slots=True, kw_only=True)
 class RoundMessage(Message):
     """The live round's state: opened, complete, void (retained on the board's topic)."""
 
@@ -180,9 +236,12 @@ class RoundMessage(Message):
     round_id: str
     status: Literal["open", "complete", "void"]
     demo: bool = False
-    next: str | None = Field(description="The position the next card must go to, or null.")
+    next: Annotated[
+        str | None, Field(description="The position the next card must go to, or null.")
+    ]
 
 
+@dataclass(slots=True, kw_only=True)
 class VoidMessage(Message):
     """A round made void (Art. 10): no result, never counts, kept in the record."""
 
@@ -195,6 +254,7 @@ class VoidMessage(Message):
     demo: bool = False
 
 
+@dataclass(slots=True, kw_only=True)
 class ShoeMessage(Message):
     """The shoe's state: counts, phase, last-round flag."""
 
@@ -206,28 +266,34 @@ class ShoeMessage(Message):
     cards_dealt: int
     cards_burned: int
     cards_left: int
-    burn_due: int = Field(description="Cards still to burn before a round may open.")
+    burn_due: Annotated[int, Field(description="Cards still to burn before a round may open.")]
     phase: ShoePhase
-    cut_card: bool = Field(description="The cut card has come out.")
-    last_round: bool = Field(description="The next or current round is the shoe's last.")
-    rounds: int = Field(description="Rounds with a result, demo rounds excluded.")
-    demo: bool = Field(description="Demo mode is on: the rounds opened now are demo rounds.")
+    cut_card: Annotated[bool, Field(description="The cut card has come out.")]
+    last_round: Annotated[
+        bool, Field(description="The next or current round is the shoe's last.")
+    ]
+    rounds: Annotated[int, Field(description="Rounds with a result, demo rounds excluded.")]
+    demo: Annotated[
+        bool, Field(description="Demo mode is on: the rounds opened now are demo rounds.")
+    ]
     demo_rounds: int
 
 
-class DealtCard(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class DealtCard:
     """One card of a round in dealing order."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    __pydantic_config__: ClassVar[ConfigDict] = _CONFIG
 
     position: PositionName
     card: str | None
 
 
-class RecalledRound(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class RecalledRound:
     """A finished round as game recall shows it: every card in dealing order."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    __pydantic_config__: ClassVar[ConfigDict] = _CONFIG
 
     shoe: int
     round: int
@@ -241,6 +307,7 @@ class RecalledRound(BaseModel):
     exposed: list[str]
 
 
+@dataclass(slots=True, kw_only=True)
 class RecallMessage(Message):
     """Game recall: the last rounds, newest last (retained)."""
 

@@ -28,7 +28,7 @@ from typing import ClassVar, Final, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from baccarat.controller.messages import SCHEMA_VERSION, Message, WinnerName, trusted
+from baccarat.controller.messages import Message, WinnerName, trusted
 
 ROWS: Final = 6
 """Every road is drawn on a grid of 6 rows."""
@@ -178,10 +178,10 @@ class ShoeStats(_Model):
     cards_left: int
 
 
+@dataclass(slots=True, kw_only=True)
 class RoadsMessage(Message):
     """The five roads, the ask rows and the statistics of the current shoe (retained)."""
 
-    model_config = ConfigDict(defer_build=True)
     topic: ClassVar[str] = "roads"
     type: Literal["roads"] = "roads"
     shoe: int
@@ -555,11 +555,9 @@ class Roads:
     ) -> RoadsMessage:
         """The roads message to publish now (built without re-validating trusted data)."""
         derived = {name: road.model() for name, road in self._derived.items()}
-        return RoadsMessage.model_construct(
-            schema_version=SCHEMA_VERSION,
+        return RoadsMessage(
             seq=seq,
             ts=ts,
-            type="roads",
             shoe=shoe,
             bead_plate=self._bead.model(),
             big_road=self._big.model(),

@@ -20,8 +20,8 @@ def rendered_schemas() -> dict[str, str]:
     """File name -> JSON Schema text for each message type."""
     out: dict[str, str] = {}
     for cls in messages.message_types():
-        schema = cls.model_json_schema(by_alias=True, mode="serialization")
-        type_name = cls.model_fields["type"].default
+        schema = messages.json_schema(cls)
+        type_name = messages.type_name(cls)
         schema["$id"] = f"baccarat/{type_name}.schema.json"
         out[f"{type_name}.schema.json"] = json.dumps(schema, indent=2, sort_keys=True) + "\n"
     return out

@@ -3,7 +3,8 @@
 Replays seeded 8-deck shoes (macau profile, implicit opening: the engine deals every card
 by the tableau itself) and prints the rate for four ways of running it: message objects
 only, and serialised to JSON as the daemon publishes them, each with and without the roads
-messages. Inputs are built before the clock starts.
+messages. Inputs are built before the clock starts and cut at the input that closes each
+shoe (found by an untimed pass): the cards after it would only be refused.
 
     python bench/engine.py [--shoes 1000] [--decks 8]
 """
@@ -15,27 +16,34 @@ import time
 
 from baccarat.controller.engine import Engine
 from baccarat.controller.inputs import DrawCard, Input
-from baccarat.controller.profiles import load_profile
+from baccarat.controller.profiles import Profile, load_profile
 from baccarat.sim_hardware.shoe_inputs import shoe_inputs
+
+
+def played(inputs: list[Input], profile: Profile) -> list[Input]:
+    """The inputs up to the one that closes the shoe (the cards after it are never dealt)."""
+    engine = Engine(profile, roads=False)
+    for n, inp in enumerate(inputs, 1):
+        engine.feed(inp)
+        if engine.shoe is not None and engine.shoe.phase == "closed":
+            return inputs[:n]
+    return inputs
 
 
 def run(shoes: list[list[Input]], *, roads: bool, serialise: bool) -> tuple[int, int, float]:
     """Feed every shoe to a fresh engine; return cards, messages and seconds."""
     profile = load_profile("macau")
-    cards = messages = 0
+    cards = sum(type(inp) is DrawCard for inputs in shoes for inp in inputs)
+    messages = 0
     start = time.perf_counter()
     for inputs in shoes:
-        engine = Engine(profile, roads=roads)
+        feed = Engine(profile, roads=roads).feed
         for inp in inputs:
-            out = engine.feed(inp).messages
+            out = feed(inp).messages
             messages += len(out)
             if serialise:
                 for message in out:
-                    message.to_json()
-            if type(inp) is DrawCard:
-                cards += 1
-            if engine.shoe is not None and engine.shoe.phase == "closed":
-                break
+                    message.to_bytes()
     return cards, messages, time.perf_counter() - start
 
 
@@ -45,7 +53,8 @@ def main() -> None:
     parser.add_argument("--shoes", type=int, default=1000)
     parser.add_argument("--decks", type=int, default=8)
     args = parser.parse_args()
-    shoes = [list(shoe_inputs(args.decks, seed)) for seed in range(args.shoes)]
+    profile = load_profile("macau")
+    shoes = [played(list(shoe_inputs(args.decks, seed)), profile) for seed in range(args.shoes)]
     print(f"{args.shoes} seeded {args.decks}-deck shoes, macau profile")
     for roads in (False, True):
         for serialise in (False, True):

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from baccarat.cards import RANKS, Card
 from baccarat.controller import tableau
@@ -115,6 +115,7 @@ class Round:
 
     number: int
     demo: bool
+    round_id: str  # "<shoe>-<round>", unique within a table
     burn_due: int = 0
     player: list[Card] = field(default_factory=list)
     banker: list[Card] = field(default_factory=list)
@@ -170,11 +171,10 @@ class Shoe:
         return self.decks * 52
 
 
-@dataclass(slots=True)
-class Outcome:
+class Outcome(NamedTuple):
     """What one input produced: messages to publish, or a refusal (state unchanged)."""
 
-    messages: list[Message] = field(default_factory=list)
+    messages: list[Message]
     refused: str | None = None
 
 
@@ -188,6 +188,7 @@ class Engine:
     def __init__(self, profile: Profile, *, roads: bool = True) -> None:
         self.profile = profile
         self._squeeze = profile.reveal == "on_reveal"
+        self._continuous = profile.continuous_shuffler
         self.seq = 0
         self.alarm_seq = 0
         self.shoe: Shoe | None = None
@@ -249,8 +250,8 @@ class Engine:
         except RefusedError as exc:
             if self._out:  # a handler must refuse before it emits; guard the invariant
                 raise RuntimeError("handler refused after emitting") from exc
-            return Outcome(refused=str(exc))
-        return Outcome(messages=self._out)
+            return Outcome([], str(exc))
+        return Outcome(self._out)
 
     # ------------------------------------------------------------------ emitting
 
@@ -262,21 +263,25 @@ class Engine:
         shoe = self.shoe
         if shoe is None:
             return
-        self._emit(
-            ShoeMessage,
-            shoe=shoe.number,
-            profile=self.profile.name,
-            decks=shoe.decks,
-            cards_dealt=shoe.drawn - shoe.burned,
-            cards_burned=shoe.burned,
-            cards_left=shoe.total - shoe.drawn,
-            burn_due=shoe.burn_due or 0,
-            phase=shoe.phase,
-            cut_card=shoe.cut_card,
-            last_round=self._is_last_round(),
-            rounds=shoe.results,
-            demo=shoe.demo_on,
-            demo_rounds=shoe.demo_rounds,
+        self.seq += 1
+        self._out.append(
+            ShoeMessage(
+                seq=self.seq,
+                ts=self._ts,
+                shoe=shoe.number,
+                profile=self.profile.name,
+                decks=shoe.decks,
+                cards_dealt=shoe.drawn - shoe.burned,
+                cards_burned=shoe.burned,
+                cards_left=shoe.decks * 52 - shoe.drawn,
+                burn_due=shoe.burn_due or 0,
+                phase=shoe.phase,
+                cut_card=shoe.cut_card,
+                last_round=self._is_last_round(),
+                rounds=shoe.results,
+                demo=shoe.demo_on,
+                demo_rounds=shoe.demo_rounds,
+            )
         )
 
     def _emit_roads(self) -> None:
@@ -353,7 +358,10 @@ class Engine:
             and not rnd.void
             and shoe.counts[card.index] < shoe.decks
         ):  # the common case, a card due to a hand of the open round: straight to it
-            self._take(shoe, card)
+            shoe.drawn += 1
+            shoe.counts[card.index] += 1
+            if self._continuous:
+                shoe.taken.append(card)
             self._deal(shoe, rnd, rnd.due, card)
             return
         if shoe is None or shoe.phase == "closed":
@@ -380,7 +388,7 @@ class Engine:
         shoe.drawn += 1
         if card is not None:
             shoe.counts[card.index] += 1
-            if self.profile.continuous_shuffler:
+            if self._continuous:
                 shoe.taken.append(card)
 
     def _burning_plain(self, shoe: Shoe) -> bool:
@@ -533,7 +541,7 @@ class Engine:
             due = None
         rnd.due = due
         code = card.code
-        rnd.dealt.append(_dealt_card(position, code))
+        rnd.dealt.append(_DEALT_CARDS.get((position, code)) or _dealt_card(position, code))
         if rnd.alarms:
             for alarm in [a for a in rnd.alarms if a.kind == "missing_card"]:
                 self._clear_alarm(alarm, "deal", rnd)
@@ -579,23 +587,24 @@ class Engine:
             shoe.demo_rounds += 1
             if shoe.demo_rounds >= self.profile.max_demo_rounds:
                 shoe.demo_on = False
-        rnd = Round(number=shoe.round_no, demo=demo, burn_due=self.profile.burn_per_round)
+        number = shoe.round_no
+        rnd = Round(number, demo, f"{shoe.number}-{number}", self.profile.burn_per_round)
         self.round = rnd
         shoe.phase = "in_round"
-        self._emit(
-            RoundMessage,
-            shoe=shoe.number,
-            round=rnd.number,
-            round_id=self._round_id(rnd),
-            status="open",
-            demo=demo,
-            next="burn" if rnd.burn_due else "P1",
+        self.seq += 1
+        self._out.append(
+            RoundMessage(
+                seq=self.seq,
+                ts=self._ts,
+                shoe=shoe.number,
+                round=number,
+                round_id=rnd.round_id,
+                status="open",
+                demo=demo,
+                next="burn" if rnd.burn_due else "P1",
+            )
         )
         return rnd
-
-    def _round_id(self, rnd: Round) -> str:
-        assert self.shoe is not None
-        return f"{self.shoe.number}-{rnd.number}"
 
     def _maybe_publish(self, shoe: Shoe, rnd: Round) -> None:
         """Publish the result once the rules allow: complete, no alarm, revealed if squeeze."""
@@ -608,16 +617,20 @@ class Engine:
         rnd.withheld.clear()
         rnd.published = True
         assert rnd.winner is not None
-        self._emit(
-            ResultMessage,
-            shoe=shoe.number,
-            round=rnd.number,
-            round_id=self._round_id(rnd),
-            winner=rnd.winner,
-            player=_hand(rnd.player, rnd.player_total),
-            banker=_hand(rnd.banker, rnd.banker_total),
-            demo=rnd.demo,
-            exposed=list(rnd.exposed),
+        self.seq += 1
+        self._out.append(
+            ResultMessage(
+                seq=self.seq,
+                ts=self._ts,
+                shoe=shoe.number,
+                round=rnd.number,
+                round_id=rnd.round_id,
+                winner=rnd.winner,
+                player=_hand(rnd.player, rnd.player_total),
+                banker=_hand(rnd.banker, rnd.banker_total),
+                demo=rnd.demo,
+                exposed=list(rnd.exposed),
+            )
         )
         if not rnd.demo:
             shoe.results += 1
@@ -635,14 +648,18 @@ class Engine:
         self._close_round(shoe, rnd, roads_changed=not rnd.demo)
 
     def _close_round(self, shoe: Shoe, rnd: Round, *, roads_changed: bool) -> None:
-        self._emit(
-            RoundMessage,
-            shoe=shoe.number,
-            round=rnd.number,
-            round_id=self._round_id(rnd),
-            status="void" if rnd.void else "complete",
-            demo=rnd.demo,
-            next=None,
+        self.seq += 1
+        self._out.append(
+            RoundMessage(
+                seq=self.seq,
+                ts=self._ts,
+                shoe=shoe.number,
+                round=rnd.number,
+                round_id=rnd.round_id,
+                status="void" if rnd.void else "complete",
+                demo=rnd.demo,
+                next=None,
+            )
         )
         if self.profile.continuous_shuffler:
             self._return_cards(shoe, rnd)
@@ -657,7 +674,7 @@ class Engine:
         recalled = RecalledRound(
             shoe=shoe.number,
             round=rnd.number,
-            round_id=self._round_id(rnd),
+            round_id=rnd.round_id,
             status="void" if rnd.void else "result",
             winner=None if rnd.void else rnd.winner,
             player_total=rnd.player_total,
@@ -669,7 +686,8 @@ class Engine:
         if self.recall and self.recall[-1].round_id == recalled.round_id:
             self.recall.pop()  # a shown round voided afterwards: replace its entry
         self.recall.append(recalled)
-        self._emit(RecallMessage, rounds=list(self.recall))
+        self.seq += 1
+        self._out.append(RecallMessage(seq=self.seq, ts=self._ts, rounds=list(self.recall)))
 
     def _return_cards(self, shoe: Shoe, rnd: Round) -> None:
         """Art. 7.2: the automatic shuffler-dealer takes the round's cards back."""
@@ -851,7 +869,7 @@ class Engine:
             VoidMessage,
             shoe=shoe.number,
             round=rnd.number,
-            round_id=self._round_id(rnd),
+            round_id=rnd.round_id,
             reason=inp.reason,
             demo=rnd.demo,
         )

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, fields
 from typing import Annotated, Any, ClassVar, Literal, TypeVar, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic_core import SchemaSerializer
 
 SCHEMA_VERSION = 1
 
@@ -46,6 +47,7 @@ _CONFIG = ConfigDict(extra="forbid", populate_by_name=True)
 # changes a message once it is made.
 
 _ADAPTERS: dict[type[Any], TypeAdapter[Any]] = {}
+_SERIALIZERS: dict[type[Any], SchemaSerializer] = {}
 
 
 def adapter(cls: type[Any]) -> TypeAdapter[Any]:
@@ -133,10 +135,10 @@ class Message:
     def to_bytes(self) -> bytes:
         """:meth:`to_json` encoded in UTF-8, as it goes on the wire."""
         cls = type(self)
-        found = _ADAPTERS.get(cls)
-        if found is None:
-            found = adapter(cls)
-        return found.dump_json(self, by_alias=True)
+        serializer = _SERIALIZERS.get(cls)
+        if serializer is None:
+            serializer = _SERIALIZERS[cls] = adapter(cls).serializer
+        return serializer.to_json(self, by_alias=True)
 
 
 @dataclass(slots=True, kw_only=True)

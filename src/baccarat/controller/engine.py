@@ -246,7 +246,10 @@ class Engine:
         self._out = []
         self._ts = inp.ts
         try:
-            self._handlers[type(inp)](inp)
+            if type(inp) is DrawCard:  # nine inputs in ten
+                self._on_card(inp)
+            else:
+                self._handlers[type(inp)](inp)
         except RefusedError as exc:
             if self._out:  # a handler must refuse before it emits; guard the invariant
                 raise RuntimeError("handler refused after emitting") from exc
@@ -277,7 +280,7 @@ class Engine:
                 burn_due=shoe.burn_due or 0,
                 phase=shoe.phase,
                 cut_card=shoe.cut_card,
-                last_round=self._is_last_round(),
+                last_round=shoe.last_round_no is not None and self._is_last_round(),
                 rounds=shoe.results,
                 demo=shoe.demo_on,
                 demo_rounds=shoe.demo_rounds,
@@ -661,7 +664,7 @@ class Engine:
                 next=None,
             )
         )
-        if self.profile.continuous_shuffler:
+        if self._continuous:
             self._return_cards(shoe, rnd)
         shoe.phase = "closed" if shoe.ended else "ready"
         self._check_last_round(shoe, rnd)
@@ -671,21 +674,23 @@ class Engine:
         self._emit_recall(shoe, rnd)
 
     def _emit_recall(self, shoe: Shoe, rnd: Round) -> None:
+        void = rnd.void
         recalled = RecalledRound(
             shoe=shoe.number,
             round=rnd.number,
             round_id=rnd.round_id,
-            status="void" if rnd.void else "result",
-            winner=None if rnd.void else rnd.winner,
+            status="void" if void else "result",
+            winner=None if void else rnd.winner,
             player_total=rnd.player_total,
             banker_total=rnd.banker_total,
             demo=rnd.demo,
-            cards=list(rnd.dealt),
-            exposed=list(rnd.exposed),
+            cards=rnd.dealt.copy(),
+            exposed=rnd.exposed.copy(),
         )
-        if self.recall and self.recall[-1].round_id == recalled.round_id:
-            self.recall.pop()  # a shown round voided afterwards: replace its entry
-        self.recall.append(recalled)
+        recall = self.recall
+        if void and recall and recall[-1].round_id == recalled.round_id:
+            recall.pop()  # a shown round voided afterwards: replace its entry
+        recall.append(recalled)
         self.seq += 1
         self._out.append(RecallMessage(seq=self.seq, ts=self._ts, rounds=list(self.recall)))
 
@@ -997,11 +1002,13 @@ def _dealt_card(position: PositionName, code: str | None) -> DealtCard:
 
 
 def _hand(cards: list[Card], total: int) -> HandResult:
+    """A complete hand (two or three cards) as the result shows it."""
+    first, second = cards[0], cards[1]
     return HandResult(
         cards=[c.code for c in cards],
         total=total,
-        natural=_natural(cards),
-        pair=_is_pair(cards),
+        natural=tableau.is_natural((first.value + second.value) % 10),
+        pair=first.rank == second.rank,  # Art. 13
     )
 
 

@@ -36,7 +36,7 @@ AlarmKind = Literal[
 Correction = Literal["accept_as_burn", "void", "deal", "declare", "burn", "open"]
 ShoePhase = Literal["burning", "ready", "in_round", "closed"]
 
-_CONFIG = ConfigDict(extra="forbid", populate_by_name=True)
+MESSAGE_CONFIG = ConfigDict(extra="forbid", populate_by_name=True)
 """What pydantic applies when it parses a body: unknown fields are an error."""
 
 # Every message and its parts are plain slotted dataclasses, built with keyword arguments:
@@ -116,7 +116,7 @@ def _template(cls: type[BaseModel]) -> _Template:
 class Message:
     """Fields every message carries."""
 
-    __pydantic_config__: ClassVar[ConfigDict] = _CONFIG
+    __pydantic_config__: ClassVar[ConfigDict] = MESSAGE_CONFIG
     topic: ClassVar[str] = ""
 
     schema_version: Annotated[int, Field(alias="schema")] = SCHEMA_VERSION
@@ -167,7 +167,7 @@ class CardMessage(Message):
 class HandResult:
     """One hand at the end of a round (Art. 11-13)."""
 
-    __pydantic_config__: ClassVar[ConfigDict] = _CONFIG
+    __pydantic_config__: ClassVar[ConfigDict] = MESSAGE_CONFIG
 
     cards: list[str]
     total: int
@@ -285,7 +285,7 @@ class ShoeMessage(Message):
 class DealtCard:
     """One card of a round in dealing order."""
 
-    __pydantic_config__: ClassVar[ConfigDict] = _CONFIG
+    __pydantic_config__: ClassVar[ConfigDict] = MESSAGE_CONFIG
 
     position: PositionName
     card: str | None
@@ -295,7 +295,7 @@ class DealtCard:
 class RecalledRound:
     """A finished round as game recall shows it: every card in dealing order."""
 
-    __pydantic_config__: ClassVar[ConfigDict] = _CONFIG
+    __pydantic_config__: ClassVar[ConfigDict] = MESSAGE_CONFIG
 
     shoe: int
     round: int

@@ -23,12 +23,12 @@ row. ``docs/roads.md`` states the rules with pictures.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import ClassVar, Final, Literal, TypeVar
+from dataclasses import dataclass, replace
+from typing import Annotated, ClassVar, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
-from baccarat.controller.messages import Message, WinnerName, trusted
+from baccarat.controller.messages import MESSAGE_CONFIG, Message, WinnerName
 
 ROWS: Final = 6
 """Every road is drawn on a grid of 6 rows."""
@@ -44,134 +44,167 @@ DERIVED_ROADS: Final[tuple[tuple[DerivedRoadName, int], ...]] = (
 """The derived roads and their ``k``: the big-road column each one compares with."""
 
 
-class _Model(BaseModel):
-    # Built on first validation or serialisation, not at import: the text of
-    # ``baccarat roads`` and the engine's ``model_construct`` never need the schema.
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+# The parts of the roads message are slotted dataclasses like the messages themselves
+# (see ``messages``): built by the controller many times a round, parsed and written by
+# pydantic. Cells are never changed once made; a tie on the big road replaces its cell.
 
 
-_M = TypeVar("_M", bound=_Model)
-_set_attribute = object.__setattr__
-
-
-_trusted = trusted  # every road model is built by the controller itself
-
-
-class BeadCell(_Model):
+@dataclass(slots=True, kw_only=True)
+class BeadCell:
     """One result on the bead plate."""
+
+    __pydantic_config__: ClassVar[ConfigDict] = MESSAGE_CONFIG
 
     col: int
     row: int
-    round: int = Field(description="Round number in the shoe.")
+    round: Annotated[int, Field(description="Round number in the shoe.")]
     winner: WinnerName
     player_pair: bool
     banker_pair: bool
-    natural: bool = Field(description="Either hand had a natural 8 or 9.")
+    natural: Annotated[bool, Field(description="Either hand had a natural 8 or 9.")]
 
 
-class BeadPlate(_Model):
+@dataclass(slots=True, kw_only=True)
+class BeadPlate:
     """Every result of the shoe, ties included, 6 rows, filled column by column."""
 
+    __pydantic_config__: ClassVar[ConfigDict] = MESSAGE_CONFIG
+
     rows: int = ROWS
-    width: int = Field(description="Columns in use.")
+    width: Annotated[int, Field(description="Columns in use.")]
     cells: list[BeadCell]
 
 
-class BigRoadCell(_Model):
+@dataclass(slots=True, kw_only=True)
+class BigRoadCell:
     """One banker or player result on the big road."""
 
-    col: int = Field(description="Drawn column (dragon tails included).")
-    row: int = Field(description="Drawn row, 0..5.")
-    logical_col: int = Field(description="Index of its streak in ``columns``.")
-    logical_row: int = Field(description="Position in its streak, 0-based; may exceed 5.")
-    round: int = Field(description="The round that made the cell.")
+    __pydantic_config__: ClassVar[ConfigDict] = MESSAGE_CONFIG
+
+    col: Annotated[int, Field(description="Drawn column (dragon tails included).")]
+    row: Annotated[int, Field(description="Drawn row, 0..5.")]
+    logical_col: Annotated[int, Field(description="Index of its streak in ``columns``.")]
+    logical_row: Annotated[int, Field(description="Position in its streak, 0-based; may exceed 5.")]
+    round: Annotated[int, Field(description="The round that made the cell.")]
     winner: Side
-    ties: int = Field(description="Ties shown on the cell (a green slash, and a number if >1).")
+    ties: Annotated[
+        int, Field(description="Ties shown on the cell (a green slash, and a number if >1).")
+    ]
     player_pair: bool
     banker_pair: bool
     natural: bool
 
 
-class BigRoadColumn(_Model):
+@dataclass(slots=True, kw_only=True)
+class BigRoadColumn:
     """A streak: one logical column of the big road, however long."""
+
+    __pydantic_config__: ClassVar[ConfigDict] = MESSAGE_CONFIG
 
     winner: Side
     length: int
 
 
-class BigRoad(_Model):
+@dataclass(slots=True, kw_only=True)
+class BigRoad:
     """Banker and player results, a new column whenever the winner changes."""
 
+    __pydantic_config__: ClassVar[ConfigDict] = MESSAGE_CONFIG
+
     rows: int = ROWS
-    width: int = Field(description="Drawn columns in use.")
-    leading_ties: int = Field(
-        description="Ties before the first banker/player result; once that result exists "
-        "they are already counted in the first cell's ``ties``."
-    )
+    width: Annotated[int, Field(description="Drawn columns in use.")]
+    leading_ties: Annotated[
+        int,
+        Field(
+            description="Ties before the first banker/player result; once that result exists "
+            "they are already counted in the first cell's ``ties``."
+        ),
+    ]
     cells: list[BigRoadCell]
     columns: list[BigRoadColumn]
 
 
-class DerivedCell(_Model):
+@dataclass(slots=True, kw_only=True)
+class DerivedCell:
     """One mark of a derived road."""
 
-    col: int = Field(description="Drawn column (dragon tails included).")
-    row: int = Field(description="Drawn row, 0..5.")
+    __pydantic_config__: ClassVar[ConfigDict] = MESSAGE_CONFIG
+
+    col: Annotated[int, Field(description="Drawn column (dragon tails included).")]
+    row: Annotated[int, Field(description="Drawn row, 0..5.")]
     logical_col: int
     logical_row: int
     colour: Colour
-    round: int = Field(description="The round whose big-road cell made the mark.")
+    round: Annotated[int, Field(description="The round whose big-road cell made the mark.")]
 
 
-class DerivedColumn(_Model):
+@dataclass(slots=True, kw_only=True)
+class DerivedColumn:
     """A run of marks of one colour: one logical column of a derived road."""
+
+    __pydantic_config__: ClassVar[ConfigDict] = MESSAGE_CONFIG
 
     colour: Colour
     length: int
 
 
-class DerivedRoad(_Model):
+@dataclass(slots=True, kw_only=True)
+class DerivedRoad:
     """Big eye boy (k=1), small road (k=2) or cockroach pig (k=3)."""
+
+    __pydantic_config__: ClassVar[ConfigDict] = MESSAGE_CONFIG
 
     k: int
     rows: int = ROWS
-    width: int = Field(description="Drawn columns in use.")
+    width: Annotated[int, Field(description="Drawn columns in use.")]
     cells: list[DerivedCell]
     columns: list[DerivedColumn]
 
 
-class AskRow(_Model):
+@dataclass(slots=True, kw_only=True)
+class AskRow:
     """The marks the derived roads would add for one hypothetical next result."""
+
+    __pydantic_config__: ClassVar[ConfigDict] = MESSAGE_CONFIG
 
     big_eye_boy: Colour | None
     small_road: Colour | None
     cockroach_pig: Colour | None
 
 
-class Ask(_Model):
+@dataclass(slots=True, kw_only=True)
+class Ask:
     """The ask rows: what each derived road would show if the next result were ..."""
+
+    __pydantic_config__: ClassVar[ConfigDict] = MESSAGE_CONFIG
 
     banker: AskRow
     player: AskRow
 
 
-class Streak(_Model):
+@dataclass(slots=True, kw_only=True)
+class Streak:
     """A run of one winner (ties do not break it, as on the big road)."""
+
+    __pydantic_config__: ClassVar[ConfigDict] = MESSAGE_CONFIG
 
     winner: Side
     length: int
 
 
-class ShoeStats(_Model):
+@dataclass(slots=True, kw_only=True)
+class ShoeStats:
     """Counts for the current shoe (void and demo rounds excluded)."""
 
-    rounds: int = Field(description="Rounds with a result, ties included.")
+    __pydantic_config__: ClassVar[ConfigDict] = MESSAGE_CONFIG
+
+    rounds: Annotated[int, Field(description="Rounds with a result, ties included.")]
     banker: int
     player: int
     tie: int
     banker_pairs: int
     player_pairs: int
-    naturals: int = Field(description="Rounds where either hand had a natural.")
+    naturals: Annotated[int, Field(description="Rounds where either hand had a natural.")]
     longest_banker_streak: int
     longest_player_streak: int
     current_streak: Streak | None
@@ -287,8 +320,7 @@ class _BeadPlate:
     def add(self, result: _Result) -> None:
         index = len(self.cells)
         self.cells.append(
-            _trusted(
-                BeadCell,
+            BeadCell(
                 col=index // ROWS,
                 row=index % ROWS,
                 round=result.round,
@@ -301,7 +333,7 @@ class _BeadPlate:
 
     def model(self) -> BeadPlate:
         width = (len(self.cells) + ROWS - 1) // ROWS
-        return _trusted(BeadPlate, rows=ROWS, width=width, cells=list(self.cells))
+        return BeadPlate(rows=ROWS, width=width, cells=list(self.cells))
 
 
 class _BigRoad:
@@ -319,7 +351,7 @@ class _BigRoad:
             self.leading_ties += 1
             return
         last = self.cells[-1]
-        self.cells[-1] = last.model_copy(update={"ties": last.ties + 1})
+        self.cells[-1] = replace(last, ties=last.ties + 1)
 
     def add(self, result: _Result, side: Side) -> tuple[int, int]:
         """Add a banker/player result; the logical (col, row) of its cell."""
@@ -332,8 +364,7 @@ class _BigRoad:
         self._set_column(side, new_streak)
         col, row = self.grid.place(new_streak)
         self.cells.append(
-            _trusted(
-                BigRoadCell,
+            BigRoadCell(
                 col=col,
                 row=row,
                 logical_col=logical_col,
@@ -349,7 +380,7 @@ class _BigRoad:
         return logical_col, logical_row
 
     def _set_column(self, side: Side, new_streak: bool) -> None:
-        column = _trusted(BigRoadColumn, winner=side, length=self.lengths[-1])
+        column = BigRoadColumn(winner=side, length=self.lengths[-1])
         if new_streak:
             self.columns.append(column)
         else:
@@ -364,8 +395,7 @@ class _BigRoad:
         return len(self.lengths), 0
 
     def model(self) -> BigRoad:
-        return _trusted(
-            BigRoad,
+        return BigRoad(
             rows=ROWS,
             width=self.grid.width,
             leading_ties=self.leading_ties,
@@ -386,15 +416,14 @@ class _DerivedRoad:
     def add(self, colour: Colour, round_number: int) -> None:
         new_streak = not self.columns or self.columns[-1].colour != colour
         length = 1 if new_streak else self.columns[-1].length + 1
-        column = _trusted(DerivedColumn, colour=colour, length=length)
+        column = DerivedColumn(colour=colour, length=length)
         if new_streak:
             self.columns.append(column)
         else:
             self.columns[-1] = column
         col, row = self.grid.place(new_streak)
         self.cells.append(
-            _trusted(
-                DerivedCell,
+            DerivedCell(
                 col=col,
                 row=row,
                 logical_col=len(self.columns) - 1,
@@ -405,8 +434,7 @@ class _DerivedRoad:
         )
 
     def model(self) -> DerivedRoad:
-        return _trusted(
-            DerivedRoad,
+        return DerivedRoad(
             k=self.k,
             rows=ROWS,
             width=self.grid.width,
@@ -517,10 +545,9 @@ class Roads:
         """The marks each derived road would add if the next result were ``side``."""
         cell = self._big.next_cell(side)
         if cell is None:
-            return _trusted(AskRow, big_eye_boy=None, small_road=None, cockroach_pig=None)
+            return AskRow(big_eye_boy=None, small_road=None, cockroach_pig=None)
         lengths = self._big.lengths
-        return _trusted(
-            AskRow,
+        return AskRow(
             big_eye_boy=derived_mark(lengths, 1, *cell),
             small_road=derived_mark(lengths, 2, *cell),
             cockroach_pig=derived_mark(lengths, 3, *cell),
@@ -531,12 +558,11 @@ class Roads:
         counts = self._counts
         columns = self._big.columns
         current = (
-            _trusted(Streak, winner=columns[-1].winner, length=columns[-1].length)
+            Streak(winner=columns[-1].winner, length=columns[-1].length)
             if columns
             else None
         )
-        return _trusted(
-            ShoeStats,
+        return ShoeStats(
             rounds=len(self._results),
             banker=counts.banker,
             player=counts.player,
@@ -564,6 +590,6 @@ class Roads:
             big_eye_boy=derived["big_eye_boy"],
             small_road=derived["small_road"],
             cockroach_pig=derived["cockroach_pig"],
-            ask=_trusted(Ask, banker=self.ask("banker"), player=self.ask("player")),
+            ask=Ask(banker=self.ask("banker"), player=self.ask("player")),
             stats=self.stats(cards_left),
         )

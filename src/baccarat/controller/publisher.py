@@ -21,15 +21,20 @@ import logging
 import random
 import socket
 import ssl
+import threading
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Final
+from typing import TYPE_CHECKING, Any, Final
 
 import aiomqtt
+import paho.mqtt.client as mqtt
 
 from baccarat.controller.config import BrokerConfig
+
+if TYPE_CHECKING:
+    from paho.mqtt.client import SocketLike
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +93,8 @@ class Outbox:
         self._empty = asyncio.Event()
         self._empty.set()
         self.dropped = 0
+        self.on_put: Callable[[], None] | None = None
+        """Called after each :meth:`put` (the connected publisher hands messages over)."""
         self.acked_seq: int | None = None
         """The ``seq`` of the newest message the broker has, all before it included."""
 
@@ -105,6 +112,8 @@ class Outbox:
         self._entries.append(_Entry(message))
         self._waiting.set()
         self._empty.clear()
+        if self.on_put is not None:
+            self.on_put()
 
     def next_unsent(self) -> _Entry | None:
         """The oldest message not yet handed to the connection; marks it sent."""
@@ -261,6 +270,7 @@ class Publisher:
 
     async def _session(self) -> None:
         async with self._client() as client:
+            send_eagerly(client)
             self.state = PublisherState.CONNECTED
             self.counters.connects += 1
             self.counters.since["connected"] = time.time()
@@ -278,26 +288,44 @@ class Publisher:
                 group.create_task(self._receive(client), name="mqtt-receive")
 
     async def _send(self, client: aiomqtt.Client, group: asyncio.TaskGroup) -> None:
-        window = asyncio.Semaphore(MAX_INFLIGHT)
-        while True:
-            entry = self.outbox.next_unsent()
-            if entry is None:
-                await self.outbox.wait()
-                continue
-            await window.acquire()
-            group.create_task(self._publish(client, entry, window))
-            await asyncio.sleep(0)  # let that publish reach the socket before the next body
+        """Hand the outbox to the connection, oldest first, at most MAX_INFLIGHT unacked.
 
-    async def _publish(
-        self, client: aiomqtt.Client, entry: _Entry, window: asyncio.Semaphore
-    ) -> None:
-        message = entry.message
+        A message put while the window has room is handed over by :meth:`Outbox.put`
+        itself (through ``on_put``), so that its publish runs in the very next turn of
+        the loop; this loop takes what waits behind a full window or a reconnection.
+        """
+        room = asyncio.Event()
+        inflight = 0
+
+        def done(_: asyncio.Task[None]) -> None:
+            nonlocal inflight
+            inflight -= 1
+            room.set()
+
+        def drain() -> None:
+            nonlocal inflight
+            while inflight < MAX_INFLIGHT:
+                entry = self.outbox.next_unsent()
+                if entry is None:
+                    return
+                inflight += 1
+                group.create_task(self._publish(client, entry)).add_done_callback(done)
+
+        self.outbox.on_put = drain
         try:
-            await client.publish(
-                message.topic, message.body(), qos=message.qos, retain=message.retain
-            )
+            while True:
+                drain()
+                if inflight >= MAX_INFLIGHT:
+                    room.clear()
+                    await room.wait()
+                else:
+                    await self.outbox.wait()
         finally:
-            window.release()
+            self.outbox.on_put = None
+
+    async def _publish(self, client: aiomqtt.Client, entry: _Entry) -> None:
+        message = entry.message
+        await client.publish(message.topic, message.body(), qos=message.qos, retain=message.retain)
         self.outbox.ack(entry)
         self.counters.published += 1
 
@@ -310,6 +338,45 @@ class Publisher:
             self.counters.commands += 1
             if self.on_command is not None:
                 await self.on_command(name, body, response)
+
+
+def send_eagerly(client: aiomqtt.Client) -> None:
+    """Make a publish reach the socket in the same turn of the event loop as the call.
+
+    aiomqtt 2 runs paho-mqtt on the asyncio loop: when paho queues a packet it asks for
+    the socket to be watched for writing, and aiomqtt does that through
+    ``call_soon_threadsafe(add_writer)``, because paho may also call from the thread that
+    connects. A packet then waits two turns of the loop and a wake-up of its self-pipe
+    before it is written: some 350 us on a small table computer, as much as the journal's
+    fdatasync (bench/latency.py). Here, on the loop's own thread, paho's public
+    ``loop_write()`` is called at once instead; whatever the socket does not take
+    (a full send buffer), and every call from another thread, goes the usual way.
+    Errors too go the usual way: aiomqtt's own callback writes again and, if the
+    connection is gone, fails the session as it always does.
+
+    ``client._client`` (the paho client aiomqtt wraps) is the one private name used; a
+    test (tests/daemon/test_publisher_eager.py) fails if aiomqtt stops having it.
+    """
+    paho = client._client  # see above
+    usual = paho.on_socket_register_write
+    if usual is None:
+        return
+    loop_thread = threading.get_ident()
+
+    def register_write(
+        paho_client: mqtt.Client, userdata: Any, sock: SocketLike
+    ) -> None:
+        if threading.get_ident() == loop_thread:
+            try:
+                paho_client.loop_write()
+            except Exception:  # aiomqtt's callback meets it again, and reports it
+                usual(paho_client, userdata, sock)
+                return
+            if not paho_client.want_write():
+                return
+        usual(paho_client, userdata, sock)
+
+    paho.on_socket_register_write = register_write
 
 
 def _forget_cancel_requests() -> None:

@@ -74,7 +74,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeGuard
 
-from baccarat.controller.inputs import Input, InputError, parse_input
+from baccarat.controller.inputs import DrawCard, Input, InputError, parse_input
 
 if TYPE_CHECKING:
     from baccarat.controller.config import JournalConfig
@@ -157,7 +157,11 @@ def encode_record(number: int, inp: Input) -> bytes:
     ts = "-" if inp.ts is None else format_ts(inp.ts)
     if inp.device_seq is not None:
         ts += f"/{int(inp.device_seq)}"  # the device's frame number, after the time
-    _check_recordable(text, inp)
+    if type(inp) is DrawCard:  # a card's text is its canonical code: it always reads back
+        if inp.ts is not None and not math.isfinite(inp.ts):
+            raise UnrecordableInputError(f"{text!r}: ts {inp.ts!r} is no time")
+    else:
+        _check_recordable(text, inp)
     return _seal(f"{number} {ts} {text}".encode())
 
 

@@ -15,6 +15,7 @@ every successful connection; the first failure is logged as a warning, repeats a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
 import json
 import logging
@@ -142,6 +143,10 @@ class Outbox:
                 self.acked_seq = done.message.seq
         if not self._entries:
             self._empty.set()
+
+    def wake(self) -> None:
+        """Wake whoever waits in :meth:`wait` (the publisher has news)."""
+        self._waiting.set()
 
     def rewind(self) -> None:
         """A new connection: everything unacknowledged is to be sent again."""
@@ -284,50 +289,34 @@ class Publisher:
             self.first_attempt.set()
             log.info("connected to broker %s:%d", self.broker.host, self.broker.port)
             async with asyncio.TaskGroup() as group:
-                group.create_task(self._send(client, group), name="mqtt-send")
+                group.create_task(self._send(client), name="mqtt-send")
                 group.create_task(self._receive(client), name="mqtt-receive")
 
-    async def _send(self, client: aiomqtt.Client, group: asyncio.TaskGroup) -> None:
-        """Hand the outbox to the connection, oldest first, at most MAX_INFLIGHT unacked.
+    async def _send(self, client: aiomqtt.Client) -> None:
+        """Hand the outbox to the connection, oldest first, as fast as it comes.
 
-        A message put while the window has room is handed over by :meth:`Outbox.put`
-        itself (through ``on_put``), so that its publish runs in the very next turn of
-        the loop; this loop takes what waits behind a full window or a reconnection.
+        Each message is published the moment it is put (the daemon puts it once its input
+        is in the journal), straight into paho's ``publish``, so that it is on the socket
+        before the input's handler returns (see :func:`send_eagerly`); this loop takes
+        what waited for a connection, and fails the session when the broker stops
+        acknowledging.
         """
-        room = asyncio.Event()
-        inflight = 0
-
-        def done(_: asyncio.Task[None]) -> None:
-            nonlocal inflight
-            inflight -= 1
-            room.set()
-
-        def drain() -> None:
-            nonlocal inflight
-            while inflight < MAX_INFLIGHT:
-                entry = self.outbox.next_unsent()
-                if entry is None:
-                    return
-                inflight += 1
-                group.create_task(self._publish(client, entry)).add_done_callback(done)
-
-        self.outbox.on_put = drain
+        sender = _Sender(client, self.outbox, self.counters)
+        self.outbox.on_put = sender.drain
         try:
             while True:
-                drain()
-                if inflight >= MAX_INFLIGHT:
-                    room.clear()
-                    await room.wait()
-                else:
-                    await self.outbox.wait()
+                sender.drain()
+                sender.check()
+                # A full window waits for a PUBACK, an open one for the next message; each
+                # wait returns at once if that already happened, so yield a turn as well.
+                wake = self.outbox.wait() if sender.room.is_set() else sender.room.wait()
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(1.0):
+                        await wake
+                await asyncio.sleep(0)
         finally:
             self.outbox.on_put = None
-
-    async def _publish(self, client: aiomqtt.Client, entry: _Entry) -> None:
-        message = entry.message
-        await client.publish(message.topic, message.body(), qos=message.qos, retain=message.retain)
-        self.outbox.ack(entry)
-        self.counters.published += 1
+            sender.close()
 
     async def _receive(self, client: aiomqtt.Client) -> None:
         async for message in client.messages:
@@ -338,6 +327,74 @@ class Publisher:
             self.counters.commands += 1
             if self.on_command is not None:
                 await self.on_command(name, body, response)
+
+
+class _Sender:
+    """Publishes outbox entries through the paho client under aiomqtt; takes their PUBACKs.
+
+    aiomqtt's own ``publish`` is a coroutine: each message would need a task of its own and
+    a turn of the loop before it even reaches paho. A card cannot wait for that, so entries
+    go to paho's ``publish`` directly (it only queues, or with :func:`send_eagerly` writes,
+    and never blocks), and the PUBACKs come back through paho's ``on_publish``, chained to
+    aiomqtt's own handler so that aiomqtt's publishes (the status) still complete. At most
+    MAX_INFLIGHT are unacknowledged; the rest wait in the outbox.
+    """
+
+    def __init__(self, client: aiomqtt.Client, outbox: Outbox, counters: PublisherCounters):
+        self.outbox = outbox
+        self.counters = counters
+        self.paho = client._client  # the paho client aiomqtt wraps, as in send_eagerly
+        self.pending: dict[int, tuple[_Entry, float]] = {}  # mid -> (entry, sent at)
+        self.failure: str | None = None
+        self.room = asyncio.Event()
+        """Set while fewer than MAX_INFLIGHT messages wait for their PUBACK."""
+        self.room.set()
+        self._theirs = self.paho.on_publish
+        self.paho.on_publish = self._on_publish
+
+    def drain(self) -> None:
+        """Publish the entries not yet handed to the connection, MAX_INFLIGHT at most."""
+        if self.failure is not None:
+            return
+        paho, pending, now = self.paho, self.pending, time.monotonic()
+        while True:
+            if len(pending) >= MAX_INFLIGHT:
+                self.room.clear()
+                return
+            entry = self.outbox.next_unsent()
+            if entry is None:
+                return
+            message = entry.message
+            info = paho.publish(message.topic, message.body(), message.qos, message.retain)
+            if info.rc != mqtt.MQTT_ERR_SUCCESS:
+                self.failure = f"publish refused: {mqtt.error_string(info.rc)}"
+                self.room.set()  # wake the send loop, which fails the session;
+                self.outbox.wake()  # a reconnection sends it again
+                return
+            pending[info.mid] = (entry, now)
+
+    def _on_publish(self, client: mqtt.Client, userdata: Any, mid: int, *rest: Any) -> None:
+        if self._theirs is not None:
+            self._theirs(client, userdata, mid, *rest)
+        found = self.pending.pop(mid, None)
+        if found is not None:
+            self.outbox.ack(found[0])
+            self.counters.published += 1
+            self.room.set()  # the send loop publishes what waited behind a full window
+
+    def check(self) -> None:
+        """Raise ``MqttError`` if a publish failed or a PUBACK is overdue."""
+        if self.failure is not None:
+            raise aiomqtt.MqttError(self.failure)
+        if self.pending:
+            _, sent_at = next(iter(self.pending.values()))
+            if time.monotonic() - sent_at > PUBLISH_TIMEOUT:
+                raise aiomqtt.MqttError(f"no PUBACK within {PUBLISH_TIMEOUT:.0f} s")
+
+    def close(self) -> None:
+        """The session is over: what is not acknowledged is sent again on the next one."""
+        self.paho.on_publish = self._theirs
+        self.pending.clear()
 
 
 def send_eagerly(client: aiomqtt.Client) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import time
+import timeit
 
 from baccarat.controller.engine import Engine
 from baccarat.controller.inputs import DrawCard, Input
@@ -57,6 +58,11 @@ def main() -> None:
     profile = load_profile("macau")
     shoes = [played(list(shoe_inputs(args.decks, seed)), profile) for seed in range(args.shoes)]
     print(f"{args.shoes} seeded {args.decks}-deck shoes, macau profile")
+    calibration = min(timeit.repeat("sum(range(100))", number=100_000, repeat=5)) / 100_000
+    print(
+        f"  (this machine, now: sum(range(100)) takes {calibration * 1e6:.2f} us; "
+        "the figures scale with it)"
+    )
     for roads in (False, True):
         for serialise in (False, True):
             runs = [run(shoes, roads=roads, serialise=serialise) for _ in range(args.repeat)]

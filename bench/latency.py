@@ -242,9 +242,8 @@ def main() -> None:
             idle = (cpu_seconds(daemon.pid) - before) / 5
             print(f"  daemon CPU while idle: {idle * 100:.2f} % of one core over 5 s")
         finally:
-            for proc in reversed(procs):
+            for proc in reversed(procs):  # the daemon before the broker it talks to
                 proc.terminate()
-            for proc in procs:
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     proc.wait(5)
 

@@ -275,21 +275,21 @@ class Engine:
         self.seq += 1
         self._out.append(
             ShoeMessage(
+                shoe.number,
+                self.profile.name,
+                shoe.decks,
+                shoe.drawn - shoe.burned,  # cards_dealt
+                shoe.burned,  # cards_burned
+                shoe.decks * 52 - shoe.drawn,  # cards_left
+                shoe.burn_due or 0,
+                shoe.phase,
+                shoe.cut_card,
+                shoe.last_round_no is not None and self._is_last_round(),
+                shoe.results,  # rounds
+                shoe.demo_on,  # demo
+                shoe.demo_rounds,
                 seq=self.seq,
                 ts=self._ts,
-                shoe=shoe.number,
-                profile=self.profile.name,
-                decks=shoe.decks,
-                cards_dealt=shoe.drawn - shoe.burned,
-                cards_burned=shoe.burned,
-                cards_left=shoe.decks * 52 - shoe.drawn,
-                burn_due=shoe.burn_due or 0,
-                phase=shoe.phase,
-                cut_card=shoe.cut_card,
-                last_round=shoe.last_round_no is not None and self._is_last_round(),
-                rounds=shoe.results,
-                demo=shoe.demo_on,
-                demo_rounds=shoe.demo_rounds,
             )
         )
 
@@ -584,16 +584,17 @@ class Engine:
         else:
             self.seq += 1
             self._out.append(
-                CardMessage(
+                CardMessage(  # positional: see messages.py
+                    shoe.number,
+                    rnd.number,
+                    position,
+                    code,
+                    False,  # face_up
+                    rnd.player_total,
+                    rnd.banker_total,
+                    rnd.demo,
                     seq=self.seq,
                     ts=self._ts,
-                    shoe=shoe.number,
-                    round=rnd.number,
-                    position=position,
-                    card=code,
-                    player_total=rnd.player_total,
-                    banker_total=rnd.banker_total,
-                    demo=rnd.demo,
                 )
             )
         if due is None:
@@ -618,14 +619,14 @@ class Engine:
         self.seq += 1
         self._out.append(
             RoundMessage(
+                shoe.number,
+                number,
+                rnd.round_id,
+                "open",
+                "burn" if rnd.burn_due else "P1",  # next
                 seq=self.seq,
                 ts=self._ts,
-                shoe=shoe.number,
-                round=number,
-                round_id=rnd.round_id,
-                status="open",
                 demo=demo,
-                next="burn" if rnd.burn_due else "P1",
             )
         )
         return rnd
@@ -644,16 +645,16 @@ class Engine:
         self.seq += 1
         self._out.append(
             ResultMessage(
+                shoe.number,
+                rnd.number,
+                rnd.round_id,
+                rnd.winner,
+                _hand(rnd.player, rnd.player_total),
+                _hand(rnd.banker, rnd.banker_total),
+                rnd.demo,
+                list(rnd.exposed),
                 seq=self.seq,
                 ts=self._ts,
-                shoe=shoe.number,
-                round=rnd.number,
-                round_id=rnd.round_id,
-                winner=rnd.winner,
-                player=_hand(rnd.player, rnd.player_total),
-                banker=_hand(rnd.banker, rnd.banker_total),
-                demo=rnd.demo,
-                exposed=list(rnd.exposed),
             )
         )
         if not rnd.demo:
@@ -675,14 +676,14 @@ class Engine:
         self.seq += 1
         self._out.append(
             RoundMessage(
+                shoe.number,
+                rnd.number,
+                rnd.round_id,
+                "void" if rnd.void else "complete",
+                None,  # next
                 seq=self.seq,
                 ts=self._ts,
-                shoe=shoe.number,
-                round=rnd.number,
-                round_id=rnd.round_id,
-                status="void" if rnd.void else "complete",
                 demo=rnd.demo,
-                next=None,
             )
         )
         if self._continuous:
@@ -697,23 +698,23 @@ class Engine:
     def _emit_recall(self, shoe: Shoe, rnd: Round) -> None:
         void = rnd.void
         recalled = RecalledRound(
-            shoe=shoe.number,
-            round=rnd.number,
-            round_id=rnd.round_id,
-            status="void" if void else "result",
-            winner=None if void else rnd.winner,
-            player_total=rnd.player_total,
-            banker_total=rnd.banker_total,
-            demo=rnd.demo,
-            cards=rnd.dealt.copy(),
-            exposed=rnd.exposed.copy(),
+            shoe.number,
+            rnd.number,
+            rnd.round_id,
+            "void" if void else "result",
+            None if void else rnd.winner,
+            rnd.player_total,
+            rnd.banker_total,
+            rnd.demo,
+            rnd.dealt.copy(),
+            rnd.exposed.copy(),
         )
         recall = self.recall
         if void and recall and recall[-1].round_id == recalled.round_id:
             recall.pop()  # a shown round voided afterwards: replace its entry
         recall.append(recalled)
         self.seq += 1
-        self._out.append(RecallMessage(seq=self.seq, ts=self._ts, rounds=list(self.recall)))
+        self._out.append(RecallMessage(list(self.recall), seq=self.seq, ts=self._ts))
 
     def _return_cards(self, shoe: Shoe, rnd: Round) -> None:
         """Art. 7.2: the automatic shuffler-dealer takes the round's cards back."""
@@ -1026,10 +1027,10 @@ def _hand(cards: list[Card], total: int) -> HandResult:
     """A complete hand (two or three cards) as the result shows it."""
     first, second = cards[0], cards[1]
     return HandResult(
-        cards=[c.code for c in cards],
-        total=total,
-        natural=tableau.is_natural((first.value + second.value) % 10),
-        pair=first.rank == second.rank,  # Art. 13
+        [c.code for c in cards],
+        total,
+        tableau.is_natural((first.value + second.value) % 10),  # natural
+        first.rank == second.rank,  # pair (Art. 13)
     )
 
 

@@ -39,12 +39,16 @@ ShoePhase = Literal["burning", "ready", "in_round", "closed"]
 MESSAGE_CONFIG = ConfigDict(extra="forbid", populate_by_name=True)
 """What pydantic applies when it parses a body: unknown fields are an error."""
 
-# Every message and its parts are plain slotted dataclasses, built with keyword arguments:
-# the engine makes some ten of them per round, and a dataclass costs a fifth of a pydantic
-# model to build. pydantic still owns their schema: it parses bodies into them
-# (:func:`parse_message`), writes their JSON (:meth:`Message.to_json`) and their JSON Schemas,
-# through one ``TypeAdapter`` per type. Treat them as read-only: nothing in the controller
-# changes a message once it is made.
+# Every message and its parts are plain slotted dataclasses: the engine makes some ten of
+# them per round, and a dataclass costs a fifth of a pydantic model to build. The common
+# fields (schema, seq, ts, type) are keyword-only; the ones the engine makes most often
+# (card, round, result, shoe, recall and their parts) take their own fields positionally
+# too, because on this hardware matching a dozen keyword arguments costs as much as the
+# rest of building the object (tests/engine/test_messages_order.py pins that order).
+# pydantic still owns their schema: it parses bodies into them (:func:`parse_message`),
+# writes their JSON (:meth:`Message.to_json`) and their JSON Schemas, through one
+# ``TypeAdapter`` per type. Treat them as read-only: nothing in the controller changes a
+# message once it is made.
 
 _ADAPTERS: dict[type[Any], TypeAdapter[Any]] = {}
 _SERIALIZERS: dict[type[Any], SchemaSerializer] = {}
@@ -141,12 +145,12 @@ class Message:
         return serializer.to_json(self, by_alias=True)
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class CardMessage(Message):
     """A card out of the shoe, assigned to a position (Art. 7) or to the burn pile."""
 
     topic: ClassVar[str] = "card"
-    type: Literal["card"] = "card"
+    type: Literal["card"] = field(default="card", kw_only=True)
     shoe: int
     round: Annotated[
         int | None, Field(description="Round number in the shoe; null for shoe burns.")
@@ -163,7 +167,7 @@ class CardMessage(Message):
     demo: bool = False
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class HandResult:
     """One hand at the end of a round (Art. 11-13)."""
 
@@ -175,12 +179,12 @@ class HandResult:
     pair: bool
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class ResultMessage(Message):
     """The outcome of a completed round. Never published before the rules allow it."""
 
     topic: ClassVar[str] = "result"
-    type: Literal["result"] = "result"
+    type: Literal["result"] = field(default="result", kw_only=True)
     shoe: int
     round: int
     round_id: str
@@ -227,17 +231,17 @@ class AlarmClearedMessage(Message):
     round: int | None
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class RoundMessage(Message):
     """The live round's state: opened, complete, void (retained on the board's topic)."""
 
     topic: ClassVar[str] = "round"
-    type: Literal["round"] = "round"
+    type: Literal["round"] = field(default="round", kw_only=True)
     shoe: int
     round: int
     round_id: str
     status: Literal["open", "complete", "void"]
-    demo: bool = False
+    demo: bool = field(default=False, kw_only=True)
     next: Annotated[
         str | None, Field(description="The position the next card must go to, or null.")
     ]
@@ -256,12 +260,12 @@ class VoidMessage(Message):
     demo: bool = False
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class ShoeMessage(Message):
     """The shoe's state: counts, phase, last-round flag."""
 
     topic: ClassVar[str] = "shoe"
-    type: Literal["shoe"] = "shoe"
+    type: Literal["shoe"] = field(default="shoe", kw_only=True)
     shoe: int
     profile: str
     decks: int
@@ -281,7 +285,7 @@ class ShoeMessage(Message):
     demo_rounds: int
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class DealtCard:
     """One card of a round in dealing order."""
 
@@ -291,7 +295,7 @@ class DealtCard:
     card: str | None
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class RecalledRound:
     """A finished round as game recall shows it: every card in dealing order."""
 
@@ -309,12 +313,12 @@ class RecalledRound:
     exposed: list[str]
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class RecallMessage(Message):
     """Game recall: the last rounds, newest last (retained)."""
 
     topic: ClassVar[str] = "recall"
-    type: Literal["recall"] = "recall"
+    type: Literal["recall"] = field(default="recall", kw_only=True)
     rounds: list[RecalledRound]
 
 

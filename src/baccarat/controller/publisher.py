@@ -57,12 +57,13 @@ CommandHandler = Callable[[str, bytes, str | None], Awaitable[None]]
 """Called with the command's name, its body and the MQTT 5 response topic (or None)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class OutMessage:
     """One message to publish; ``payload`` is bytes, or a function that makes them.
 
     A function is called when the message is sent, not when it is queued: a large body
-    (the roads) then costs nothing to the card queued before it.
+    (the roads) then costs nothing to the card queued before it. Not changed once queued
+    (not frozen only because a frozen dataclass costs three times as much to build).
     """
 
     topic: str
@@ -111,10 +112,11 @@ class Outbox:
             if self.dropped == 1 or self.dropped % 1000 == 0:
                 log.error("outbox full: %d oldest message(s) dropped (see journal)", self.dropped)
         self._entries.append(_Entry(message))
-        self._waiting.set()
         self._empty.clear()
         if self.on_put is not None:
             self.on_put()
+        if self._sent < len(self._entries):  # not all handed over: wake the send loop
+            self._waiting.set()
 
     def next_unsent(self) -> _Entry | None:
         """The oldest message not yet handed to the connection; marks it sent."""

@@ -7,11 +7,10 @@ makers read the JSON Schemas exported by ``baccarat schemas``, not this file.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field, fields
-from typing import Annotated, Any, ClassVar, Literal, TypeVar, Union
+from typing import Annotated, Any, ClassVar, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import ConfigDict, Field, TypeAdapter
 from pydantic_core import SchemaSerializer
 
 SCHEMA_VERSION = 1
@@ -73,47 +72,6 @@ def type_name(cls: type[Message]) -> str:
 def json_schema(cls: type[Message]) -> dict[str, Any]:
     """The JSON Schema of a message type's body, field names as published."""
     return adapter(cls).json_schema(by_alias=True, mode="serialization")
-
-
-_M = TypeVar("_M", bound=BaseModel)
-_Template = tuple[dict[str, Any], tuple[tuple[str, Callable[[], Any]], ...]]
-_TEMPLATES: dict[type[BaseModel], _Template] = {}
-_new = object.__new__
-_set = object.__setattr__
-
-
-def trusted(cls: type[_M], **values: Any) -> _M:
-    """Build a pydantic model from values the controller made itself, without validating them.
-
-    What ``model_construct`` does for these models (no validators, aliases only for
-    dumping), at a third of its cost. The parts of the roads message are such models; every
-    message type the engine emits is parsed back through :func:`parse_message` by the
-    tests, which is what keeps this honest.
-    """
-    entry = _TEMPLATES.get(cls)
-    if entry is None:
-        entry = _TEMPLATES[cls] = _template(cls)
-    template, factories = entry
-    data = template.copy()
-    for name, factory in factories:
-        data[name] = factory()
-    data.update(values)
-    model = _new(cls)
-    _set(model, "__dict__", data)
-    _set(model, "__pydantic_fields_set__", set(values))
-    _set(model, "__pydantic_extra__", None)
-    _set(model, "__pydantic_private__", None)
-    return model
-
-
-def _template(cls: type[BaseModel]) -> _Template:
-    template: dict[str, Any] = {}
-    factories: list[tuple[str, Callable[[], Any]]] = []
-    for name, info in cls.model_fields.items():
-        template[name] = None if info.is_required() else info.get_default()
-        if info.default_factory is not None:
-            factories.append((name, info.default_factory))  # type: ignore[arg-type]
-    return template, tuple(factories)
 
 
 @dataclass(slots=True, kw_only=True)

@@ -14,7 +14,7 @@ Five roads and the shoe statistics, as a board above a baccarat table shows them
 
 :class:`Roads` is fed the results of the current shoe in order. The engine filters: void
 rounds and demo rounds (Art. 2.2, 10) never reach it, and a new shoe calls :meth:`Roads.clear`.
-Everything is computed incrementally and the cells are kept as ready-made frozen models, so
+Everything is computed incrementally and the cells are kept as ready-made message parts, so
 :meth:`Roads.add` followed by :meth:`Roads.message` costs tens of microseconds.
 
 Coordinates in the message are 0-based: ``col`` 0 is the leftmost column, ``row`` 0 the top
@@ -579,7 +579,7 @@ class Roads:
     def message(
         self, *, seq: int, shoe: int, cards_left: int, ts: float | None = None
     ) -> RoadsMessage:
-        """The roads message to publish now (built without re-validating trusted data)."""
+        """The roads message to publish now."""
         derived = {name: road.model() for name, road in self._derived.items()}
         return RoadsMessage(
             seq=seq,

@@ -116,3 +116,22 @@ async def test_a_broker_that_stops_acknowledging_fails_the_session(
         finally:
             mosquitto.resume()
         await acked(outbox, 10)
+
+
+async def test_a_body_that_cannot_be_made_fails_the_session_not_the_caller(
+    mosquitto: Mosquitto, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken() -> bytes:
+        raise RuntimeError("no body")
+
+    outbox = Outbox()
+    async with running(mosquitto, outbox) as publisher:
+        put(outbox, 1, 3)
+        await acked(outbox, 3)
+        outbox.put(OutMessage(TOPIC, broken, seq=4))  # the daemon's put: must not raise
+        async with asyncio.timeout(10):
+            while publisher.counters.failures == 0:  # noqa: ASYNC110 - a counter, no event
+                await asyncio.sleep(0.05)
+    assert "publish of seq 4 refused: RuntimeError: no body" in caplog.text
+    assert outbox.acked_seq == 3
+    assert len(outbox) == 1  # kept: it is in the journal too

@@ -367,9 +367,13 @@ class _Sender:
             if entry is None:
                 return
             message = entry.message
-            info = paho.publish(message.topic, message.body(), message.qos, message.retain)
-            if info.rc != mqtt.MQTT_ERR_SUCCESS:
-                self.failure = f"publish refused: {mqtt.error_string(info.rc)}"
+            try:  # called from the daemon's input handler: nothing may escape from here
+                info = paho.publish(message.topic, message.body(), message.qos, message.retain)
+                refused = None if info.rc == mqtt.MQTT_ERR_SUCCESS else mqtt.error_string(info.rc)
+            except Exception as exc:  # reported as the session's failure
+                refused = f"{type(exc).__name__}: {exc}"
+            if refused is not None:
+                self.failure = f"publish of seq {message.seq} refused: {refused}"
                 self.room.set()  # wake the send loop, which fails the session;
                 self.outbox.wake()  # a reconnection sends it again
                 return

@@ -30,14 +30,17 @@ progress). Then it calls :meth:`Journal.rotate` with the counters from before th
 the new file's first record repeats it, under the same record number::
 
     counters = engine.counters()
-    journal.append(inp)                      # durable (fdatasync) ...
+    journal.append(inp, wait=False)          # written, fdatasync started ...
     outcome = engine.feed(inp)
+    queue(outcome.messages)                  # made ready, held back
+    journal.settle()                         # ... durable
+    release(outcome.messages)                # now they may leave
     if isinstance(inp, NewShoe) and outcome.refused is None:
         journal.rotate(counters, inp)        # header + the same record, then retention
-    publish(outcome.messages)                # ... before anything derived from it leaves
 
-A crash before the rotation is complete leaves the shoe in the old file, whose replay
-starts it all the same; the shoe then simply shares that file.
+(``append(inp)`` alone waits for the fdatasync itself.) A crash before the rotation is
+complete leaves the shoe in the old file, whose replay starts it all the same; the shoe
+then simply shares that file.
 
 Recovery
 --------
@@ -74,6 +77,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeGuard
 
+from baccarat.controller.datasync import InlineSync, Sync, make_sync
 from baccarat.controller.inputs import DrawCard, Input, InputError, parse_input
 
 if TYPE_CHECKING:
@@ -442,12 +446,24 @@ class Journal:
         fsync: bool = True,
         retention: int = DEFAULT_RETENTION,
         profile: Profile | None = None,
+        overlap: bool = False,
+        sync: Sync | None = None,
     ) -> None:
-        """A journal not yet opened. ``profile`` goes into each file's header."""
+        """A journal not yet opened. ``profile`` goes into each file's header.
+
+        With ``overlap`` (and ``fsync``), a record's fdatasync runs in the kernel while
+        the caller goes on, where the system can (:mod:`~baccarat.controller.datasync`):
+        see ``append(inp, wait=False)`` and :meth:`settle`. ``sync`` replaces the way
+        records are flushed altogether (tests give it a disk that fails).
+        """
         if retention < 1:
             raise ValueError("retention keeps at least one file")
         self.folder = Path(folder)
         self.fsync = fsync
+        self.overlap = overlap
+        self._given_sync = sync
+        self._sync: Sync = InlineSync()
+        self._unsettled: tuple[int, int] | None = None  # (record, file size before it)
         self.retention = retention
         self.profile = profile.model_dump(mode="json") if profile is not None else None
         self._lock_fd: int | None = None
@@ -462,7 +478,13 @@ class Journal:
     @classmethod
     def from_config(cls, config: JournalConfig, profile: Profile | None = None) -> Journal:
         """A journal with the daemon's settings (not yet opened)."""
-        return cls(config.folder, fsync=config.fsync, retention=config.retention, profile=profile)
+        return cls(
+            config.folder,
+            fsync=config.fsync,
+            retention=config.retention,
+            profile=profile,
+            overlap=config.sync == "aio",
+        )
 
     # ------------------------------------------------------------ opening and closing
 
@@ -472,13 +494,28 @@ class Journal:
             raise RuntimeError("the journal is already open")
         try:
             self._lock()
-            return self._recover()
+            recovery = self._recover()
         except BaseException:
             self.close()
             raise
+        if self._given_sync is not None:
+            self._sync = self._given_sync
+        elif self.fsync and self.overlap:
+            self._sync = make_sync()
+        return recovery
 
     def close(self) -> None:
-        """Close the current file and release the folder; closing twice is harmless."""
+        """Close the current file and release the folder; closing twice is harmless.
+
+        A record whose fdatasync is still running is waited for first; if that fails,
+        the record is cut off and the failure logged (as :meth:`settle` would raise it).
+        """
+        try:
+            self.settle()
+        except JournalError as exc:
+            _log.critical("journal: %s", exc)
+        self._sync.close()
+        self._sync = InlineSync()
         self._close_file()
         if self._lock_fd is not None:
             os.close(self._lock_fd)
@@ -505,25 +542,60 @@ class Journal:
         """The number the next appended record will have."""
         return self._next_record
 
+    @property
+    def sync_name(self) -> str:
+        """How records are flushed: ``linux-aio`` (overlapped) or ``inline``."""
+        return self._sync.name
+
+    @property
+    def unsettled(self) -> bool:
+        """True while the last record's fdatasync may still be running (see :meth:`settle`)."""
+        return self._unsettled is not None
+
     # ------------------------------------------------------------ writing
 
-    def append(self, inp: Input) -> int:
+    def append(self, inp: Input, *, wait: bool = True) -> int:
         """Write one input's record and fdatasync it; return its record number.
+
+        With ``wait=False`` the fdatasync is only started: the record is durable when
+        :meth:`settle` has returned, and nothing derived from it may leave before that.
+        (Every other call of the journal settles first.)
 
         An empty journal starts its first file with empty counters (a fresh engine).
         Raise :class:`UnrecordableInputError`, writing nothing, for an input that
         :func:`as_recorded` would change, and :class:`JournalError` if the write fails.
         """
+        self.settle()
         self._check_usable()
         number = self._next_record
         line = encode_record(number, inp)
         if self._fd is None:
             self._begin_file({}, number, line)
         else:
-            self._write(self._fd, line, number)
+            self._append_line(self._fd, line, number)
         self._next_record = number + 1
         self._last = (number, inp)
+        if wait:
+            self.settle()
         return number
+
+    def settle(self) -> None:
+        """Until the fdatasync of the last record is done (at once if it is).
+
+        If it failed, the record is cut off the file (it never happened: nothing derived
+        from it may be published), the journal refuses further appends, and
+        :class:`JournalError` is raised.
+        """
+        if self._unsettled is None:
+            return
+        number, size_before = self._unsettled
+        self._unsettled = None
+        try:
+            self._sync.wait()
+        except OSError as exc:
+            self._size = size_before
+            self._fail(f"cannot sync record {number} to {self._path}: {exc.strerror or exc}")
+            raise JournalError(self._failed) from exc
 
     def rotate(self, counters: Mapping[str, int], inp: Input) -> Path | None:
         """Start the next file with ``inp``, the last input appended: a shoe that started.
@@ -534,6 +606,7 @@ class Journal:
         Returns the new file, or ``None`` if it could not be created: the shoe then goes on
         in the current file, which replays just as well (the failure is logged).
         """
+        self.settle()
         self._check_usable()
         if self._last is None or self._last[1] != inp:
             raise ValueError(f"rotate takes the last input appended, not {inp!r}")
@@ -556,18 +629,20 @@ class Journal:
         self._size = len(header) + len(record)
         return path
 
-    def _write(self, fd: int, line: bytes, number: int) -> None:
+    def _append_line(self, fd: int, line: bytes, number: int) -> None:
+        """Write the record and start its fdatasync (:meth:`settle` waits for it)."""
         try:
-            self._write_line(fd, line)
+            _write_all(fd, line)
+            if self.fsync:
+                self._sync.start(fd)
+                self._unsettled = (number, self._size)
         except OSError as exc:
             self._fail(f"cannot append record {number} to {self._path}: {exc.strerror or exc}")
             raise JournalError(self._failed) from exc
         self._size += len(line)
 
     def _write_line(self, fd: int, line: bytes) -> None:
-        written = os.write(fd, line)
-        if written != len(line):
-            raise OSError(errno.EIO, f"short write: {written} of {len(line)} bytes")
+        _write_all(fd, line)
         if self.fsync:
             _datasync(fd)
 
@@ -696,6 +771,12 @@ class Journal:
             os.fsync(self._fd)
             self._sync_folder()
         return replace(problem, saved_to=saved)
+
+
+def _write_all(fd: int, line: bytes) -> None:
+    written = os.write(fd, line)
+    if written != len(line):
+        raise OSError(errno.EIO, f"short write: {written} of {len(line)} bytes")
 
 
 def journal_files(folder: Path) -> list[int]:

@@ -7,15 +7,16 @@ time (``time.perf_counter``, the same clock in every process here) as each card 
     written      the card's last byte written on the pty (this process)
     readable     the event loop finds the pty readable (pyserial-asyncio-fast)
     event        the decoded card reaches the daemon (Table.on_device_event)
-    sync         the journal record is written, fdatasync starts
-    synced       fdatasync returned
+    sync         the journal record is written, its fdatasync starts
     fed          the engine has produced the card's messages
     serialised   the card message's JSON is being made
     publish      paho-mqtt's publish() is called for it
+    synced       the fdatasync is done (with ``sync = "inline"``: right after ``sync``)
     sent         its bytes are on the broker's socket
     received     a subscriber has it (this process)
 
-and prints p50/p90/p99 of each step over ``--cards`` cards. The wrapping costs a few
+and prints p50/p90/p99 of each step over ``--cards`` cards, the stages in the order of
+their median time. The wrapping costs a few
 microseconds per stage, so the total is a little above latency.py's. A tool for finding
 what to make faster, not a figure to quote.
 
@@ -29,6 +30,7 @@ import asyncio
 import itertools
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -70,7 +72,10 @@ import paho.mqtt.client as paho
 from baccarat.controller import daemon, engine, journal, messages
 wrap(serial_asyncio_fast.SerialTransport, "_read_ready", before=readable)
 wrap(daemon.Table, "on_device_event", before=lambda *_: mark("event"))
-wrap(journal, "_datasync", before=lambda *_: mark("sync"), after=lambda *_: mark("synced"))
+from baccarat.controller import datasync
+for kind in (datasync.AioSync, datasync.InlineSync):
+    wrap(kind, "start", before=lambda *_: mark("sync"))
+    wrap(kind, "wait", after=lambda *_: mark("synced"))
 wrap(engine.Engine, "feed", after=lambda *_: mark("fed"))
 wrap(messages.Message, "to_bytes",
      before=lambda m: mark("serialised") if m.topic == "card" else None)
@@ -154,8 +159,12 @@ def main() -> None:
         raise SystemExit(f"{len(cards)} cards seen by the daemon, {len(times)} sent")
     pairs = zip(times, cards, strict=True)
     rows = [{"written": w, **card, "received": r} for (w, r), card in pairs]
-    order = ("written", *STAGES, "received")
-    complete = [row for row in rows if all(stage in row for stage in order)]
+    complete = [row for row in rows if all(stage in row for stage in STAGES)]
+    def median_time(stage: str) -> float:
+        return statistics.median(row[stage] - row["written"] for row in complete)
+
+    middle = sorted(STAGES, key=median_time)
+    order = ("written", *middle, "received")
     print(f"{len(complete)} of {len(rows)} cards with every stage; journal {journal}")
     for before, after in itertools.pairwise(order):
         steps = [row[after] - row[before] for row in complete]

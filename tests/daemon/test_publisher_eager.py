@@ -71,3 +71,58 @@ async def test_a_dropped_connection_still_fails_the_session(mosquitto: Mosquitto
     except aiomqtt.MqttError:
         failed = True
     assert failed
+
+
+async def _nothing_within(sub: aiomqtt.Client, seconds: float) -> bool:
+    try:
+        async with asyncio.timeout(seconds):
+            await anext(sub.messages)
+    except TimeoutError:
+        return True
+    return False
+
+
+async def test_held_writes_wait_for_release(mosquitto: Mosquitto) -> None:
+    async with mosquitto.client() as sub:
+        await sub.subscribe("t/held", qos=1)
+        async with mosquitto.client() as pub:
+            writer = send_eagerly(pub)
+            paho = pub._client
+            writer.hold()
+            info = paho.publish("t/held", b"after the flush", qos=1)
+            assert info.rc == 0
+            assert paho.want_write()  # made, kept in paho's queue
+            writer.release()
+            assert not paho.want_write()  # on the socket before release() returned
+            async with asyncio.timeout(WAIT):
+                message = await anext(sub.messages)
+            assert message.payload == b"after the flush"
+            # a hold across turns of the loop keeps aiomqtt's own writer away too
+            writer.hold()
+            paho.publish("t/held", b"second", qos=1)
+            assert await _nothing_within(sub, 0.3)
+            writer.release()
+            async with asyncio.timeout(WAIT):
+                message = await anext(sub.messages)
+            assert message.payload == b"second"
+
+
+async def test_an_aborted_hold_never_sends_and_fails_the_session(mosquitto: Mosquitto) -> None:
+    async with mosquitto.client() as sub:
+        await sub.subscribe("t/lost", qos=1)
+        pub = mosquitto.client(timeout=2)
+        failed = False
+        try:
+            async with pub:
+                writer = send_eagerly(pub)
+                writer.hold()
+                pub._client.publish("t/lost", b"must never arrive", qos=1)
+                writer.abort()
+                writer.release()
+                for _ in range(50):  # the connection is gone: the session notices
+                    await pub.publish("t/lost", b"nor this", qos=1)
+                    await asyncio.sleep(0.05)
+        except aiomqtt.MqttError:
+            failed = True
+        assert failed
+        assert await _nothing_within(sub, 0.5)

@@ -90,6 +90,7 @@ class Outbox:
     def __init__(self, limit: int = OUTBOX_LIMIT) -> None:
         self._entries: deque[_Entry] = deque()
         self._sent = 0  # entries at the front already handed to the connection
+        self._puts = 0  # messages ever put (for mark and withdraw)
         self._limit = limit
         self._waiting = asyncio.Event()
         self._empty = asyncio.Event()
@@ -112,11 +113,30 @@ class Outbox:
             if self.dropped == 1 or self.dropped % 1000 == 0:
                 log.error("outbox full: %d oldest message(s) dropped (see journal)", self.dropped)
         self._entries.append(_Entry(message))
+        self._puts += 1
         self._empty.clear()
         if self.on_put is not None:
             self.on_put()
         if self._sent < len(self._entries):  # not all handed over: wake the send loop
             self._waiting.set()
+
+    def mark(self) -> int:
+        """A mark for :meth:`withdraw`: how many messages were ever put."""
+        return self._puts
+
+    def withdraw(self, mark: int) -> int:
+        """Take back the messages put since ``mark`` (not sent: see ``Publisher.hold``).
+
+        Returns how many were taken back.
+        """
+        count = min(self._puts - mark, len(self._entries))
+        for _ in range(count):
+            self._entries.pop()
+        self._puts = mark
+        self._sent = min(self._sent, len(self._entries))
+        if not self._entries:
+            self._empty.set()
+        return count
 
     def next_unsent(self) -> _Entry | None:
         """The oldest message not yet handed to the connection; marks it sent."""
@@ -212,6 +232,7 @@ class Publisher:
         connection's error instead of ``CancelledError``; this flag keeps the
         reconnection loop from swallowing the shutdown."""
         self._rng = rng or random.Random()
+        self._writer: EagerWriter | None = None
 
     @property
     def status_topic(self) -> str:
@@ -277,7 +298,7 @@ class Publisher:
 
     async def _session(self) -> None:
         async with self._client() as client:
-            send_eagerly(client)
+            self._writer = send_eagerly(client)
             self.state = PublisherState.CONNECTED
             self.counters.connects += 1
             self.counters.since["connected"] = time.time()
@@ -290,9 +311,34 @@ class Publisher:
             self.connected.set()
             self.first_attempt.set()
             log.info("connected to broker %s:%d", self.broker.host, self.broker.port)
-            async with asyncio.TaskGroup() as group:
-                group.create_task(self._send(client), name="mqtt-send")
-                group.create_task(self._receive(client), name="mqtt-receive")
+            try:
+                async with asyncio.TaskGroup() as group:
+                    group.create_task(self._send(client), name="mqtt-send")
+                    group.create_task(self._receive(client), name="mqtt-receive")
+            finally:
+                self._writer = None
+
+    def hold(self) -> None:
+        """Nothing reaches the broker until :meth:`release` (in the same turn of the loop).
+
+        Messages put in the outbox meanwhile are handed to the connection (their packets
+        made) but not written: the daemon holds while the journal's fdatasync of the
+        input they come from runs.
+        """
+        if self._writer is not None:
+            self._writer.hold()
+
+    def release(self) -> None:
+        """Write what :meth:`hold` kept back."""
+        if self._writer is not None:
+            self._writer.release()
+
+    def abandon(self, reason: str) -> None:
+        """Drop the connection without writing what is held (the session fails; the
+        publisher connects again and sends what the outbox still has)."""
+        if self._writer is not None:
+            log.error("dropping the broker connection unflushed: %s", reason)
+            self._writer.abort()
 
     async def _send(self, client: aiomqtt.Client) -> None:
         """Hand the outbox to the connection, oldest first, as fast as it comes.
@@ -403,7 +449,7 @@ class _Sender:
         self.pending.clear()
 
 
-def send_eagerly(client: aiomqtt.Client) -> None:
+def send_eagerly(client: aiomqtt.Client) -> EagerWriter:
     """Make a publish reach the socket in the same turn of the event loop as the call.
 
     aiomqtt 2 runs paho-mqtt on the asyncio loop: when paho queues a packet it asks for
@@ -417,29 +463,75 @@ def send_eagerly(client: aiomqtt.Client) -> None:
     Errors too go the usual way: aiomqtt's own callback writes again and, if the
     connection is gone, fails the session as it always does.
 
+    The returned :class:`EagerWriter` can also hold the writes back for a moment (while
+    the journal's fdatasync of the input they come from is still running).
+
     ``client._client`` (the paho client aiomqtt wraps) is the one private name used; a
     test (tests/daemon/test_publisher_eager.py) fails if aiomqtt stops having it.
     """
-    paho = client._client  # see above
-    usual = paho.on_socket_register_write
-    if usual is None:
-        return
-    loop_thread = threading.get_ident()
+    return EagerWriter(client)
 
-    def register_write(
-        paho_client: mqtt.Client, userdata: Any, sock: SocketLike
-    ) -> None:
-        if threading.get_ident() == loop_thread:
-            try:
-                paho_client.loop_write()
-            except Exception:  # aiomqtt's callback meets it again, and reports it
-                usual(paho_client, userdata, sock)
-                return
-            if not paho_client.want_write():
-                return
-        usual(paho_client, userdata, sock)
 
-    paho.on_socket_register_write = register_write
+class EagerWriter:
+    """paho's writes on the loop thread, done at once, or held back until :meth:`release`.
+
+    While held, packets that paho queues stay in paho's own queue: nothing reaches the
+    socket, since aiomqtt's path writes only in a later turn of the loop, and the holder
+    releases in the same turn. :meth:`abort` is for when what is held must never be sent
+    (its input's record could not be made durable): the connection is shut down, so that
+    neither this writer nor aiomqtt's can send another byte on it.
+    """
+
+    def __init__(self, client: aiomqtt.Client) -> None:
+        self._paho = client._client  # see send_eagerly
+        self._usual = self._paho.on_socket_register_write
+        self._thread = threading.get_ident()
+        self._held = False
+        self._deferred = False
+        self.aborted = False
+        if self._usual is not None:
+            self._paho.on_socket_register_write = self._register_write
+
+    def _register_write(self, paho: mqtt.Client, userdata: Any, sock: SocketLike) -> None:
+        assert self._usual is not None
+        if threading.get_ident() != self._thread:
+            self._usual(paho, userdata, sock)
+        elif self._held or self.aborted:
+            self._deferred = True  # paho keeps the packet; release() writes it
+        else:
+            self._write_now(paho, userdata, sock)
+
+    def _write_now(self, paho: mqtt.Client, userdata: Any, sock: SocketLike) -> None:
+        assert self._usual is not None
+        try:
+            paho.loop_write()
+        except Exception:  # aiomqtt's callback meets it again, and reports it
+            self._usual(paho, userdata, sock)
+            return
+        if paho.want_write():
+            self._usual(paho, userdata, sock)
+
+    def hold(self) -> None:
+        """Keep what paho queues from now on off the socket until :meth:`release`."""
+        self._held = True
+
+    def release(self) -> None:
+        """Write what was held (unless aborted), and write at once again from now on."""
+        self._held = False
+        if self._deferred and not self.aborted:
+            self._deferred = False
+            sock = self._paho.socket()
+            if sock is not None:
+                self._write_now(self._paho, self._paho.user_data_get(), sock)
+
+    def abort(self) -> None:
+        """Never send what is held: shut the connection down (the session then fails)."""
+        self.aborted = True
+        sock = self._paho.socket()
+        shutdown = getattr(sock, "shutdown", None)  # a socket, or an ssl one (SocketLike)
+        if shutdown is not None:
+            with contextlib.suppress(OSError):
+                shutdown(socket.SHUT_RDWR)
 
 
 def _forget_cancel_requests() -> None:

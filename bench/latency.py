@@ -7,7 +7,7 @@ that reads the pty and publishes each line at QoS 1, nothing else) are measured 
 turns over the same cards. Also printed: the daemon's resident memory after a full shoe
 and its CPU use while idle.
 
-    python bench/latency.py [--cards 1000] [--gap 0.004] [--journal DIR]
+    python bench/latency.py [--cards 1000] [--gap 0.004] [--journal DIR] [--sync aio|inline]
 
 The cards go at ``--gap`` seconds apart, so that each is measured alone, not queued
 behind the previous one. The daemon runs the ``csm`` profile (an automatic shuffler:
@@ -151,14 +151,16 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def start_daemon(folder: Path, port: int, device: str, journal: Path) -> subprocess.Popen[bytes]:
-    """``baccarat run`` on the pty, csm profile, journal with fdatasync."""
+def start_daemon(
+    folder: Path, port: int, device: str, journal: Path, sync: str = "aio"
+) -> subprocess.Popen[bytes]:
+    """``baccarat run`` on the pty, csm profile, journal with fdatasync (``sync`` mode)."""
     config = folder / "table.toml"
     config.write_text(
         f'table = "BENCH"\nprofile = "csm"\n'
         f'[device]\nkind = "serial"\npath = "{device}"\nprotocol = "line"\n'
         f'[broker]\nhost = "127.0.0.1"\nport = {port}\n'
-        f'[journal]\nfolder = "{journal}"\nfsync = true\n'
+        f'[journal]\nfolder = "{journal}"\nfsync = true\nsync = "{sync}"\n'
     )
     return subprocess.Popen(
         [
@@ -190,6 +192,10 @@ def main() -> None:
     parser.add_argument("--cards", type=int, default=1000)
     parser.add_argument("--gap", type=float, default=0.004, help="seconds between cards")
     parser.add_argument("--journal", type=Path, help="journal folder (default: a temp dir)")
+    parser.add_argument(
+        "--sync", choices=("aio", "inline"), default="aio",
+        help="the daemon's journal.sync: the flush beside the engine (aio) or before it",
+    )
     args = parser.parse_args()
     lines = list(card_lines(args.cards))
     with tempfile.TemporaryDirectory() as tmp:
@@ -200,7 +206,7 @@ def main() -> None:
         procs: list[subprocess.Popen[bytes]] = [broker]
         try:
             print(f"{args.cards} cards, one every {args.gap * 1000:.1f} ms, loopback mosquitto")
-            print(f"journal: {journal} (fdatasync on)")
+            print(f"journal: {journal} (fdatasync on, sync = {args.sync})")
             relay_master, relay_pty = open_pty()
             relay = subprocess.Popen(
                 [sys.executable, "-c", RELAY, relay_pty, str(port)], stdout=subprocess.PIPE
@@ -209,7 +215,7 @@ def main() -> None:
             assert relay.stdout is not None
             relay.stdout.readline()
             daemon_master, daemon_pty = open_pty()
-            daemon = start_daemon(folder, port, daemon_pty, journal)
+            daemon = start_daemon(folder, port, daemon_pty, journal, args.sync)
             procs.append(daemon)
             time.sleep(1.5)
             asyncio.run(send_command(port, "shoe"))

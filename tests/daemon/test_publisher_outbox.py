@@ -135,3 +135,35 @@ async def test_a_body_that_cannot_be_made_fails_the_session_not_the_caller(
     assert "publish of seq 4 refused: RuntimeError: no body" in caplog.text
     assert outbox.acked_seq == 3
     assert len(outbox) == 1  # kept: it is in the journal too
+
+
+async def test_a_hold_sends_nothing_and_makes_no_large_body_until_released(
+    mosquitto: Mosquitto,
+) -> None:
+    """The daemon holds while an input's record is flushed: small bodies are handed over
+    (their packets made), a body still to be made waits with everything behind it."""
+    made: list[str] = []
+
+    def roads() -> bytes:
+        made.append("roads")
+        return b"m3"
+
+    outbox = Outbox()
+    async with mosquitto.client() as sub:
+        await sub.subscribe(TOPIC, qos=1)
+        async with running(mosquitto, outbox) as publisher:
+            async with asyncio.timeout(10):
+                await publisher.connected.wait()
+            put(outbox, 1, 1)
+            await acked(outbox, 1)
+            publisher.hold()
+            put(outbox, 2, 2)
+            outbox.put(OutMessage(TOPIC, roads, seq=3))
+            put(outbox, 4, 4)
+            assert made == []
+            assert not outbox.next_is_made()  # 3 and 4 wait in the outbox
+            publisher.release()  # 2 written, then 3 made and 4 behind it, in order
+            assert made == ["roads"]
+            got = await collect(sub, 4)
+            await acked(outbox, 4)
+    assert in_order_without_gaps(got, 4)

@@ -54,6 +54,9 @@ log = logging.getLogger("baccarat.daemon")
 
 RETAINED: Final = frozenset({"shoe", "round", "roads", "recall"})
 """Topics that hold state: retained, so a board that connects late sees it at once."""
+LARGE: Final = frozenset({"roads", "recall"})
+"""Topics whose bodies take long to make (the roads: up to 35 kB, ~0.4 ms): made when
+they are sent, after the card of the same input is on the wire, not when queued."""
 CURSOR_FILE: Final = "published"
 CURSOR_INTERVAL: Final = 0.5
 """Seconds between writes of the published cursor (it is a hint; duplicates are allowed)."""
@@ -253,7 +256,7 @@ class Table:
         self.outbox.put(
             OutMessage(
                 topic=self.config.topic(topic),
-                payload=message.to_bytes,
+                payload=message.to_bytes if topic in LARGE else message.to_bytes(),
                 retain=topic in RETAINED,
                 seq=message.seq,
             )

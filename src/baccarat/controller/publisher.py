@@ -138,6 +138,12 @@ class Outbox:
             self._empty.set()
         return count
 
+    def next_is_made(self) -> bool:
+        """True if the oldest message not yet handed over has its bytes (not a function)."""
+        return self._sent < len(self._entries) and isinstance(
+            self._entries[self._sent].message.payload, bytes
+        )
+
     def next_unsent(self) -> _Entry | None:
         """The oldest message not yet handed to the connection; marks it sent."""
         if self._sent >= len(self._entries):
@@ -233,6 +239,7 @@ class Publisher:
         reconnection loop from swallowing the shutdown."""
         self._rng = rng or random.Random()
         self._writer: EagerWriter | None = None
+        self._sender: _Sender | None = None
 
     @property
     def status_topic(self) -> str:
@@ -323,15 +330,21 @@ class Publisher:
 
         Messages put in the outbox meanwhile are handed to the connection (their packets
         made) but not written: the daemon holds while the journal's fdatasync of the
-        input they come from runs.
+        input they come from runs. A message whose body is still to be made (a function:
+        the large ones) and those behind it wait in the outbox until the release.
         """
         if self._writer is not None:
             self._writer.hold()
+        if self._sender is not None:
+            self._sender.held = True
 
     def release(self) -> None:
-        """Write what :meth:`hold` kept back."""
+        """Write what :meth:`hold` kept back, then hand over what waited behind it."""
         if self._writer is not None:
             self._writer.release()
+        if self._sender is not None:
+            self._sender.held = False
+            self._sender.drain()
 
     def abandon(self, reason: str) -> None:
         """Drop the connection without writing what is held (the session fails; the
@@ -349,7 +362,7 @@ class Publisher:
         what waited for a connection, and fails the session when the broker stops
         acknowledging.
         """
-        sender = _Sender(client, self.outbox, self.counters)
+        sender = self._sender = _Sender(client, self.outbox, self.counters)
         self.outbox.on_put = sender.drain
         try:
             while True:
@@ -364,6 +377,7 @@ class Publisher:
                 await asyncio.sleep(0)
         finally:
             self.outbox.on_put = None
+            self._sender = None
             sender.close()
 
     async def _receive(self, client: aiomqtt.Client) -> None:
@@ -397,6 +411,8 @@ class _Sender:
         self.room = asyncio.Event()
         """Set while fewer than MAX_INFLIGHT messages wait for their PUBACK."""
         self.room.set()
+        self.held = False
+        """Set by ``Publisher.hold``: hand over only messages whose bytes are made."""
         self._theirs = self.paho.on_publish
         self.paho.on_publish = self._on_publish
 
@@ -408,6 +424,8 @@ class _Sender:
         while True:
             if len(pending) >= MAX_INFLIGHT:
                 self.room.clear()
+                return
+            if self.held and not self.outbox.next_is_made():
                 return
             entry = self.outbox.next_unsent()
             if entry is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import platform
+import subprocess
 import sys
 from pathlib import Path
 
@@ -162,3 +163,38 @@ def test_closing_waits_for_the_last_flush_and_cuts_a_failed_record(
     assert "cannot sync record 2" in caplog.text
     with Journal(folder) as journal:
         assert journal.open().inputs == [NewShoe()]
+
+
+_UNDER_MDWE = """
+import ctypes, mmap, sys
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.prctl(65, 1, 0, 0, 0) != 0:  # PR_SET_MDWE, PR_MDWE_REFUSE_EXEC_GAIN (Linux 6.3)
+    print("no-mdwe")
+    sys.exit(0)
+try:
+    mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+    print("w+x allowed")
+except OSError:
+    pass
+from baccarat.controller.inputs import NewShoe, OpenRound
+from baccarat.controller.journal import Journal
+with Journal(sys.argv[1], fsync=True, overlap=True) as journal:
+    journal.open()
+    journal.append(NewShoe())
+    journal.append(OpenRound(), wait=False)
+    journal.settle()
+    print(journal.sync_name)
+"""
+
+
+@needs_aio
+def test_the_flush_works_under_the_units_memory_deny_write_execute(tmp_path: Path) -> None:
+    """The unit sets MemoryDenyWriteExecute=yes; ctypes must not need W+X memory for it."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _UNDER_MDWE, str(tmp_path / "journal")],
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    if proc.stdout.strip() == "no-mdwe":
+        pytest.skip("this kernel has no PR_SET_MDWE (Linux < 6.3)")
+    assert proc.stdout.split() == ["linux-aio"]

@@ -77,3 +77,11 @@ def test_a_dealt_round_s_fields_land_where_they_belong() -> None:
     assert [(d.position, d.card) for d in last.cards] == [
         ("P1", "9S"), ("B1", "2H"), ("P2", "KD"), ("B2", "3C"),
     ]
+
+
+def test_make_serializers_builds_every_message_types_serializer_up_front() -> None:
+    from baccarat.controller import messages
+
+    messages._SERIALIZERS.clear()
+    messages.make_serializers()
+    assert set(messages._SERIALIZERS) == set(messages.message_types())

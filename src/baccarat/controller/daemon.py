@@ -46,7 +46,7 @@ from baccarat.controller.inputs import (
     VoidRound,
 )
 from baccarat.controller.journal import Journal, JournalError, as_recorded
-from baccarat.controller.messages import Message
+from baccarat.controller.messages import Message, make_serializers
 from baccarat.controller.publisher import Outbox, OutMessage, Publisher, status_payload
 from baccarat.drivers import events as ev
 
@@ -175,6 +175,7 @@ class Table:
 
         Returns the number of inputs replayed.
         """
+        make_serializers()  # now, not at the first card
         report = self.journal.open()
         self.last_device_seq = report.last_device_seq
         self.engine = Engine.resume(self.profile, report.counters)

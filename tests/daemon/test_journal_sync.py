@@ -108,3 +108,24 @@ async def test_what_a_failed_flush_produced_is_never_published(
         recovery = journal.open()
         assert recovery.clean
         assert recovery.inputs == [NewShoe(), DrawCard(parse_card("4S"), ts=1.0)]
+
+
+def test_a_body_that_cannot_be_made_does_not_raise_into_the_input_handler(
+    tmp_path: Path, mosquitto: Mosquitto, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Small bodies are made when queued; one that fails is left to the publisher, which
+    fails its session and keeps the message (tests/daemon/test_publisher_outbox.py)."""
+
+    class Unmakeable:
+        topic = "card"
+        seq = 41
+
+        def to_bytes(self) -> bytes:
+            raise RuntimeError("no body")
+
+    table = make_table(tmp_path, mosquitto, DiskThatFailsOnCue())
+    table._queue(Unmakeable())  # type: ignore[arg-type]
+    (entry,) = table.outbox._entries
+    assert callable(entry.message.payload)
+    assert entry.message.seq == 41
+    assert "message seq 41: no body" in caplog.text

@@ -255,10 +255,16 @@ class Table:
 
     def _queue(self, message: Message) -> None:
         topic = message.topic
+        payload: bytes | Callable[[], bytes] = message.to_bytes
+        if topic not in LARGE:
+            try:
+                payload = message.to_bytes()
+            except Exception:  # the publisher meets it again, and fails its session
+                log.exception("message seq %s: no body", message.seq)
         self.outbox.put(
             OutMessage(
                 topic=self.config.topic(topic),
-                payload=message.to_bytes if topic in LARGE else message.to_bytes(),
+                payload=payload,
                 retain=topic in RETAINED,
                 seq=message.seq,
             )

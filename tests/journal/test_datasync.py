@@ -198,3 +198,19 @@ def test_the_flush_works_under_the_units_memory_deny_write_execute(tmp_path: Pat
     if proc.stdout.strip() == "no-mdwe":
         pytest.skip("this kernel has no PR_SET_MDWE (Linux < 6.3)")
     assert proc.stdout.split() == ["linux-aio"]
+
+
+def test_where_the_syscall_numbers_are_unknown_the_flush_is_inline(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Another architecture cannot exist here: platform.machine() is made to say one."""
+    monkeypatch.setattr(platform, "machine", lambda: "s390x")
+    sync = make_sync()
+    assert isinstance(sync, InlineSync)
+    with Journal(tmp_path / "journal", fsync=True, overlap=True) as journal:
+        journal.open()
+        assert journal.sync_name == "inline"
+        journal.append(NewShoe())
+        journal.append(OpenRound(), wait=False)
+        assert journal.unsettled
+        journal.settle()

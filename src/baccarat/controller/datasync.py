@@ -42,6 +42,7 @@ import logging
 import os
 import platform
 import struct
+import sys
 from typing import Final, Protocol
 
 log = logging.getLogger(__name__)
@@ -51,17 +52,23 @@ _datasync = getattr(os, "fdatasync", os.fsync)
 IOCB_CMD_FDSYNC: Final = 3
 _IOCB = struct.Struct("=QIIHhIQQqQII")  # struct iocb, 64 bytes, the same on every arch
 _EVENT = struct.Struct("=QQqq")  # struct io_event: data, obj, res, res2
-# io_setup, io_destroy, io_submit, io_getevents; x86-64's own numbers, the generic
-# table's (arm64, riscv64, loongarch64), and 32-bit ARM's.
-_SYSCALLS: Final[dict[str, tuple[int, int, int, int]]] = {
-    "x86_64": (206, 207, 209, 208),
-    "aarch64": (0, 1, 2, 4),
-    "arm64": (0, 1, 2, 4),
-    "riscv64": (0, 1, 2, 4),
-    "loongarch64": (0, 1, 2, 4),
-    "armv7l": (243, 244, 246, 245),
-    "armv8l": (243, 244, 246, 245),
+_GENERIC = (0, 1, 2, 4)
+_ARM_EABI = (243, 244, 246, 245)
+_SYSCALLS: Final[dict[tuple[str, int], tuple[int, int, int, int]]] = {
+    # (machine, pointer size): io_setup, io_destroy, io_submit, io_getevents. The pointer
+    # size tells a 32-bit process on a 64-bit kernel (a Raspberry Pi's 32-bit system says
+    # "aarch64"), whose numbers are 32-bit ARM's: the generic table's 1 would be exit().
+    ("x86_64", 8): (206, 207, 209, 208),
+    ("aarch64", 8): _GENERIC,
+    ("arm64", 8): _GENERIC,
+    ("riscv64", 8): _GENERIC,
+    ("loongarch64", 8): _GENERIC,
+    ("aarch64", 4): _ARM_EABI,
+    ("armv8l", 4): _ARM_EABI,
+    ("armv7l", 4): _ARM_EABI,
+    ("armv6l", 4): _ARM_EABI,
 }
+"""Where the numbers are known; elsewhere (i386, x32, big-endian, ...) syncs are inline."""
 _FALLBACK_ERRORS: Final = frozenset({errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.EPERM})
 """What io_submit says when the kernel, a filter or the file system cannot do it."""
 
@@ -108,8 +115,8 @@ class AioSync:
 
     def __init__(self) -> None:
         """Set up the context; OSError where Linux AIO cannot be had."""
-        numbers = _SYSCALLS.get(platform.machine())
-        if numbers is None or not hasattr(os, "sched_yield"):
+        numbers = _SYSCALLS.get((platform.machine(), ctypes.sizeof(ctypes.c_void_p)))
+        if sys.platform != "linux" or numbers is None or not hasattr(os, "sched_yield"):
             raise OSError(errno.ENOSYS, f"no Linux AIO on {platform.machine() or 'this system'}")
         self._setup, self._destroy, self._submit, self._getevents = numbers
         try:

@@ -61,6 +61,14 @@ def adapter(cls: type[Any]) -> TypeAdapter[Any]:
     return found
 
 
+def _serializer(cls: type[Any]) -> SchemaSerializer:
+    """A message type's serializer, built and kept on first use (see make_serializers)."""
+    found = _SERIALIZERS.get(cls)
+    if found is None:
+        found = _SERIALIZERS[cls] = adapter(cls).serializer
+    return found
+
+
 def type_name(cls: type[Message]) -> str:
     """The ``type`` field's value of a message class, e.g. ``card``."""
     for f in fields(cls):
@@ -96,10 +104,7 @@ class Message:
 
     def to_bytes(self) -> bytes:
         """:meth:`to_json` encoded in UTF-8, as it goes on the wire."""
-        cls = type(self)
-        serializer = _SERIALIZERS.get(cls)
-        if serializer is None:
-            serializer = _SERIALIZERS[cls] = adapter(cls).serializer
+        serializer = _SERIALIZERS.get(type(self)) or _serializer(type(self))
         return serializer.to_json(self, by_alias=True)
 
 
@@ -308,8 +313,7 @@ def make_serializers() -> None:
     of the day reaches the boards as fast as any other.
     """
     for cls in message_types():
-        if cls not in _SERIALIZERS:
-            _SERIALIZERS[cls] = adapter(cls).serializer
+        _serializer(cls)
 
 
 def parse_message(body: str | bytes) -> Message:

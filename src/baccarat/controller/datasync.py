@@ -157,14 +157,20 @@ class AioSync:
             raise RuntimeError("a sync is already outstanding: wait() for it first")
         _IOCB.pack_into(self._iocb, 0, 0, 0, 0, IOCB_CMD_FDSYNC, 0, fd, 0, 0, 0, 0, 0, 0)
         try:
-            self._call(self._submit, self._ctx, ctypes.c_long(1), self._iocbs)
+            submitted = self._call(self._submit, self._ctx, ctypes.c_long(1), self._iocbs)
         except OSError as exc:
+            if exc.errno == errno.EAGAIN:  # no room in the kernel just now: this one inline
+                _datasync(fd)
+                return
             if exc.errno not in _FALLBACK_ERRORS:
                 raise
             log.info("journal: Linux AIO cannot sync this file (%s): fdatasync inline",
                      exc.strerror)
             self._inline = InlineSync()
             self._inline.start(fd)
+            return
+        if submitted != 1:  # nothing queued, and no error: never wait for it
+            _datasync(fd)
             return
         self._pending = True
         os.sched_yield()

@@ -1,4 +1,4 @@
-"""Journal appends per second, with and without fdatasync (inline, and through Linux AIO).
+"""Journal appends per second, with and without fdatasync (inline, and through io_uring).
 
 Appends the inputs of seeded 8-deck shoes (cards with microsecond times, as the daemon
 gives them) to a fresh journal in a temporary folder under ``--folder``, rotating at
@@ -99,8 +99,8 @@ def main() -> None:
     )
     report("no fsync", run(args.folder, inputs(args.records), fsync=False))
     report("fdatasync", run(args.folder, inputs(args.synced), fsync=True))
-    # the daemon's way (journal.sync = "aio"); here each append waits for its own flush
-    report("fdatasync (aio)", run(args.folder, inputs(args.synced), fsync=True, overlap=True))
+    # the daemon's way (journal.sync = "overlap"); here each append waits for its own flush
+    report("fdatasync (uring)", run(args.folder, inputs(args.synced), fsync=True, overlap=True))
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ that reads the pty and publishes each line at QoS 1, nothing else) are measured 
 turns over the same cards. Also printed: the daemon's resident memory after a full shoe
 and its CPU use while idle.
 
-    python bench/latency.py [--cards 1000] [--gap 0.004] [--journal DIR] [--sync aio|inline]
+    python bench/latency.py [--cards 1000] [--gap 0.004] [--journal DIR] [--sync overlap|inline]
 
 The cards go at ``--gap`` seconds apart, so that each is measured alone, not queued
 behind the previous one. The daemon runs the ``csm`` profile (an automatic shuffler:
@@ -152,7 +152,7 @@ def cpu_seconds(pid: int) -> float:
 
 
 def start_daemon(
-    folder: Path, port: int, device: str, journal: Path, sync: str = "aio"
+    folder: Path, port: int, device: str, journal: Path, sync: str = "overlap"
 ) -> subprocess.Popen[bytes]:
     """``baccarat run`` on the pty, csm profile, journal with fdatasync (``sync`` mode)."""
     config = folder / "table.toml"
@@ -193,8 +193,8 @@ def main() -> None:
     parser.add_argument("--gap", type=float, default=0.004, help="seconds between cards")
     parser.add_argument("--journal", type=Path, help="journal folder (default: a temp dir)")
     parser.add_argument(
-        "--sync", choices=("aio", "inline"), default="aio",
-        help="the daemon's journal.sync: the flush beside the engine (aio) or before it",
+        "--sync", choices=("overlap", "inline"), default="overlap",
+        help="the daemon's journal.sync: the flush beside the engine, or before it",
     )
     args = parser.parse_args()
     lines = list(card_lines(args.cards))

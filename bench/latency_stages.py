@@ -73,7 +73,7 @@ from baccarat.controller import daemon, engine, journal, messages
 wrap(serial_asyncio_fast.SerialTransport, "_read_ready", before=readable)
 wrap(daemon.Table, "on_device_event", before=lambda *_: mark("event"))
 from baccarat.controller import datasync
-for kind in (datasync.AioSync, datasync.InlineSync):
+for kind in (datasync.UringSync, datasync.InlineSync):
     wrap(kind, "start", before=lambda *_: mark("sync"))
     wrap(kind, "wait", after=lambda *_: mark("synced"))
 wrap(engine.Engine, "feed", after=lambda *_: mark("fed"))

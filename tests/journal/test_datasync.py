@@ -1,4 +1,4 @@
-"""The journal's overlapped fdatasync (Linux AIO) on real files, and what a failed one does."""
+"""The journal's overlapped fdatasync (io_uring) on real files, and what a failed one does."""
 
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from baccarat.cards import parse_card
-from baccarat.controller.datasync import AioSync, InlineSync, make_sync
+from baccarat.controller.datasync import InlineSync, UringSync, make_sync
 from baccarat.controller.inputs import DrawCard, NewShoe, OpenRound
 from baccarat.controller.journal import Journal, JournalError, file_name
 
-LINUX_AIO = sys.platform == "linux" and platform.machine() in ("x86_64", "aarch64")
-needs_aio = pytest.mark.skipif(not LINUX_AIO, reason="Linux AIO is wired for x86-64 and arm64")
+URING = sys.platform == "linux" and platform.machine() in ("x86_64", "aarch64")
+needs_uring = pytest.mark.skipif(not URING, reason="io_uring is tested on x86-64 and arm64")
 
 
 class FailingDisk:
@@ -45,21 +45,21 @@ class FailingDisk:
         self.started = None
 
 
-@needs_aio
-def test_make_sync_gives_linux_aio_here() -> None:
+@needs_uring
+def test_make_sync_gives_io_uring_here() -> None:
     sync = make_sync()
     try:
-        assert isinstance(sync, AioSync)
-        assert sync.name == "linux-aio"
+        assert isinstance(sync, UringSync)
+        assert sync.name == "io_uring"
         assert sync.active
     finally:
         sync.close()
     assert isinstance(make_sync(overlap=False), InlineSync)
 
 
-@needs_aio
+@needs_uring
 def test_a_flush_started_then_waited_for(tmp_path: Path) -> None:
-    sync = AioSync()
+    sync = UringSync()
     fd = os.open(tmp_path / "f", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
         for n in range(50):
@@ -74,9 +74,9 @@ def test_a_flush_started_then_waited_for(tmp_path: Path) -> None:
     assert (tmp_path / "f").read_bytes().count(b"\n") == 50
 
 
-@needs_aio
+@needs_uring
 def test_one_flush_at_a_time(tmp_path: Path) -> None:
-    sync = AioSync()
+    sync = UringSync()
     fd = os.open(tmp_path / "f", os.O_WRONLY | os.O_CREAT, 0o600)
     try:
         sync.start(fd)
@@ -88,17 +88,18 @@ def test_one_flush_at_a_time(tmp_path: Path) -> None:
         os.close(fd)
 
 
-@needs_aio
+@needs_uring
 def test_a_file_the_kernel_cannot_flush_asynchronously_falls_back_to_fdatasync(
     tmp_path: Path,
 ) -> None:
-    """A pipe has no fsync: io_submit says EINVAL, and so does fdatasync, inline."""
-    sync = AioSync()
+    """A pipe has no fsync: the completion says EINVAL, and so does fdatasync, inline."""
+    sync = UringSync()
     read_end, write_end = os.pipe()
     fd = os.open(tmp_path / "f", os.O_WRONLY | os.O_CREAT, 0o600)
     try:
+        sync.start(write_end)
         with pytest.raises(OSError) as raised:
-            sync.start(write_end)
+            sync.wait()
         assert raised.value.errno == errno.EINVAL
         assert not sync.active  # from now on fdatasync, inline
         os.write(fd, b"x\n")
@@ -110,13 +111,13 @@ def test_a_file_the_kernel_cannot_flush_asynchronously_falls_back_to_fdatasync(
             os.close(each)
 
 
-@needs_aio
+@needs_uring
 def test_the_journal_overlaps_its_flushes(tmp_path: Path) -> None:
     folder = tmp_path / "journal"
     cards = [DrawCard(parse_card(code), ts=1.0 + n) for n, code in enumerate(("4S", "KH", "9D"))]
     with Journal(folder, fsync=True, overlap=True) as journal:
         journal.open()
-        assert journal.sync_name == "linux-aio"
+        assert journal.sync_name == "io_uring"
         journal.append(NewShoe())
         assert not journal.unsettled  # append() waits by itself
         for card in cards:
@@ -187,7 +188,7 @@ with Journal(sys.argv[1], fsync=True, overlap=True) as journal:
 """
 
 
-@needs_aio
+@needs_uring
 def test_the_flush_works_under_the_units_memory_deny_write_execute(tmp_path: Path) -> None:
     """The unit sets MemoryDenyWriteExecute=yes; ctypes must not need W+X memory for it."""
     proc = subprocess.run(
@@ -197,10 +198,10 @@ def test_the_flush_works_under_the_units_memory_deny_write_execute(tmp_path: Pat
     assert proc.returncode == 0, proc.stderr
     if proc.stdout.strip() == "no-mdwe":
         pytest.skip("this kernel has no PR_SET_MDWE (Linux < 6.3)")
-    assert proc.stdout.split() == ["linux-aio"]
+    assert proc.stdout.split() == ["io_uring"]
 
 
-def test_where_the_syscall_numbers_are_unknown_the_flush_is_inline(
+def test_on_a_machine_without_io_uring_wired_the_flush_is_inline(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """Another architecture cannot exist here: platform.machine() is made to say one."""

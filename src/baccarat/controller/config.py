@@ -91,13 +91,13 @@ class JournalConfig(_Section):
 
     folder: Path = DEFAULT_JOURNAL
     fsync: bool = Field(default=True, description="fdatasync each input before acting on it.")
-    sync: Literal["aio", "inline"] = Field(
-        default="aio",
+    sync: Literal["overlap", "inline"] = Field(
+        default="overlap",
         description=(
-            "aio: the kernel flushes a record (Linux AIO) while the engine works out what"
-            " the input means, and nothing derived from it is sent before the flush is"
-            " done; falls back to inline where Linux AIO is missing. inline: fdatasync"
-            " first, then the engine."
+            "overlap: the kernel flushes a record (io_uring) while the engine works out"
+            " what the input means, and nothing derived from it is sent before the flush"
+            " is done; inline where io_uring is missing. inline: fdatasync first, then"
+            " the engine."
         ),
     )
     retention: int = Field(default=200, ge=1, description="Shoe files kept.")

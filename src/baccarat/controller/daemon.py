@@ -3,7 +3,7 @@
 One asyncio process: device (driver) -> engine -> journal -> publisher, and operator
 commands from MQTT back into the engine. For every input, in this order:
 
-1. the input is appended to the journal and its fdatasync started (Linux AIO: the kernel
+1. the input is appended to the journal and its fdatasync started (io_uring: the kernel
    flushes it while the daemon goes on);
 2. the engine applies it (pure, in microseconds);
 3. the messages it produced go into the outbox, which hands them to the connection and
@@ -217,7 +217,7 @@ class Table:
     def handle(self, inp: Input) -> Outcome:
         """Journal the input, apply it, queue what it produced.
 
-        The record's fdatasync runs while the engine works (``journal.sync = "aio"``):
+        The record's fdatasync runs while the engine works (``journal.sync = "overlap"``):
         the messages go into the outbox and to the connection meanwhile, but the
         publisher holds every write until the record is on disk. If the flush fails,
         the messages are taken back, the connection is dropped with them unsent, and the

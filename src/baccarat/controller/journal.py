@@ -483,7 +483,7 @@ class Journal:
             fsync=config.fsync,
             retention=config.retention,
             profile=profile,
-            overlap=config.sync == "aio",
+            overlap=config.sync == "overlap",
         )
 
     # ------------------------------------------------------------ opening and closing
@@ -544,7 +544,7 @@ class Journal:
 
     @property
     def sync_name(self) -> str:
-        """How records are flushed: ``linux-aio`` (overlapped) or ``inline``."""
+        """How records are flushed: ``io_uring`` (overlapped) or ``inline``."""
         return self._sync.name
 
     @property

@@ -135,6 +135,9 @@ class UringSync:
         self._syscall.restype = ctypes.c_long
         self._pending = False
         self._fd = -1  # the file of the request in flight (for the fallback)
+        self._sqe = b""  # the request for self._fd, made once per file
+        self._submit_args: tuple[object, ...] = ()
+        self._wait_args: tuple[object, ...] = ()
         self._inline: InlineSync | None = None  # set when the kernel refused a file
         self._maps: list[mmap.mmap] = []
         params = ctypes.create_string_buffer(_PARAMS.size)
@@ -144,6 +147,11 @@ class UringSync:
         except BaseException:
             self.close()
             raise
+        ring, none, zero = ctypes.c_int(self._ring), ctypes.c_uint(0), ctypes.c_size_t(0)
+        # io_uring_enter(ring, to_submit, min_complete, flags, NULL, 0)
+        self._submit_args = (ring, ctypes.c_uint(1), none, none, None, zero)
+        self._wait_args = (ring, none, ctypes.c_uint(1),
+                           ctypes.c_uint(IORING_ENTER_GETEVENTS), None, zero)
 
     def _map_rings(self, p: tuple[int, ...]) -> None:
         sq_entries, cq_entries, features = p[0], p[1], p[5]
@@ -159,8 +167,10 @@ class UringSync:
             cq = self._map(cq_size, IORING_OFF_CQ_RING, rw)
         self._sqes = self._map(sq_entries * _SQE.size, IORING_OFF_SQES, rw)
         self._sq, self._cq = sq, cq
-        self._sq_tail, self._sq_array = sq_tail, sq_array
+        self._sq_tail = sq_tail
         self._sq_mask = _U32.unpack_from(sq, sq_mask)[0]
+        for index in range(sq_entries):  # slot i always holds SQE i: set once
+            _U32.pack_into(sq, sq_array + 4 * index, index)
         self._cq_head, self._cq_tail, self._cqes = cq_head, cq_tail, cqes
         self._cq_mask = _U32.unpack_from(cq, cq_mask)[0]
 
@@ -191,19 +201,20 @@ class UringSync:
             return
         if self._pending:
             raise RuntimeError("a sync is already outstanding: wait() for it first")
+        if fd != self._fd or not self._sqe:
+            self._sqe = _SQE.pack(IORING_OP_FSYNC, 0, 0, fd, 0, 0, 0, IORING_FSYNC_DATASYNC,
+                                  0, 0, 0, 0, 0, 0)
         tail = _U32.unpack_from(self._sq, self._sq_tail)[0]
-        index = tail & self._sq_mask
-        _SQE.pack_into(self._sqes, index * _SQE.size, IORING_OP_FSYNC, 0, 0, fd, 0, 0, 0,
-                       IORING_FSYNC_DATASYNC, 0, 0, 0, 0, 0, 0)
-        _U32.pack_into(self._sq, self._sq_array + 4 * index, index)
+        at = (tail & self._sq_mask) * _SQE.size
+        self._sqes[at : at + _SQE.size] = self._sqe
         _U32.pack_into(self._sq, self._sq_tail, (tail + 1) & 0xFFFFFFFF)
-        submitted = self._call(IO_URING_ENTER, ctypes.c_int(self._ring), ctypes.c_uint(1),
-                               ctypes.c_uint(0), ctypes.c_uint(0), None, ctypes.c_size_t(0))
+        self._fd = fd
+        submitted = self._call(IO_URING_ENTER, *self._submit_args)
         if submitted != 1:  # the kernel took nothing, and said no error: never wait for it
             _U32.pack_into(self._sq, self._sq_tail, tail)
             _datasync(fd)
             return
-        self._pending, self._fd = True, fd
+        self._pending = True
 
     def wait(self) -> None:
         """Until the flush is done; OSError with the kernel's error if it failed."""
@@ -213,9 +224,7 @@ class UringSync:
         while True:
             # Entering with GETEVENTS each time also orders our reads after the kernel's
             # writes of the completion (no memory barrier needed here).
-            self._call(IO_URING_ENTER, ctypes.c_int(self._ring), ctypes.c_uint(0),
-                       ctypes.c_uint(1), ctypes.c_uint(IORING_ENTER_GETEVENTS), None,
-                       ctypes.c_size_t(0))
+            self._call(IO_URING_ENTER, *self._wait_args)
             head = _U32.unpack_from(self._cq, self._cq_head)[0]
             if head != _U32.unpack_from(self._cq, self._cq_tail)[0]:
                 break

@@ -15,10 +15,11 @@ import argparse
 import time
 import timeit
 
-from baccarat.controller.engine import Engine
-from baccarat.controller.inputs import DrawCard, Input
-from baccarat.controller.profiles import Profile, load_profile
-from baccarat.sim_hardware.shoe_inputs import shoe_inputs
+from baccarat.controller.engine.engine.engine import Engine
+from baccarat.controller.engine.engine.inputs import DrawCard, Input
+from baccarat.controller.engine.engine.shoe_inputs import shoe_inputs
+
+from baccarat.rules.profiles import Profile, load_profile
 
 
 def played(inputs: list[Input], profile: Profile) -> list[Input]:

@@ -19,10 +19,11 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from baccarat.controller.inputs import Input, NewShoe
-from baccarat.controller.journal import Journal
-from baccarat.controller.profiles import load_profile
-from baccarat.sim_hardware.shoe_inputs import shoe_inputs
+from baccarat.controller.engine.engine.inputs import Input, NewShoe
+from baccarat.controller.engine.engine.shoe_inputs import shoe_inputs
+from baccarat.controller.journal.journal.journal import Journal
+
+from baccarat.rules.profiles import load_profile
 
 
 def inputs(count: int) -> list[Input]:

@@ -32,8 +32,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import aiomqtt
-
-from baccarat.sim_hardware.shoe_inputs import shuffled_shoe
+from baccarat.controller.engine.engine.shoe_inputs import shuffled_shoe
 
 RELAY = r"""
 import asyncio, os, sys, aiomqtt

@@ -11,8 +11,9 @@ import argparse
 import random
 import time
 
-from baccarat.controller.roads import Roads
-from baccarat.controller.tableau import Winner
+from baccarat.controller.engine.engine.roads import Roads
+
+from baccarat.rules.tableau import Winner
 
 ROUNDS_PER_SHOE = 80
 WINNERS: tuple[Winner, ...] = ("banker", "player", "tie")

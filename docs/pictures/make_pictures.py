@@ -14,11 +14,11 @@ from rich.console import Console
 from baccarat.boards.roads_view import roads_report
 from baccarat.boards.state import BoardState, fold_all, with_controller_status, with_link
 from baccarat.boards.terminal import render
-from baccarat.controller.messages import Message
-from baccarat.controller.profiles import load_profile
-from baccarat.controller.replay import replay_lines
-from baccarat.controller.roads import RoadsMessage
-from baccarat.sim_hardware.shoe_inputs import shoe_inputs
+from baccarat.messages.bodies import Message
+from baccarat.rules.profiles import load_profile
+from baccarat.controller.engine.engine.replay import replay_lines
+from baccarat.controller.engine.engine.roads import RoadsMessage
+from baccarat.controller.engine.engine.shoe_inputs import shoe_inputs
 
 HERE = Path(__file__).parent
 SEED = 7

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from baccarat.controller.messages import (
+from baccarat.controller.engine.roads import Roads
+from baccarat.messages.bodies import (
     AlarmClearedMessage,
     AlarmMessage,
     CardMessage,
@@ -12,7 +13,7 @@ from baccarat.controller.messages import (
     ShoeMessage,
     VoidMessage,
 )
-from baccarat.controller.roads import Roads, RoadsMessage
+from baccarat.messages.roads import RoadsMessage
 
 
 def shoe(seq: int, number: int = 1, cards_left: int = 410, **extra: object) -> ShoeMessage:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 import aiomqtt
 import pytest
 
-from baccarat.boards.board_cli import BoardFeed, parse_broker, receive
+from baccarat.boards.feed import BoardFeed, parse_broker, receive
 from baccarat.boards.state import BoardState
 from baccarat.cli import build_parser
 from boards.messages_for_tests import alarm, roads, round_open, shoe

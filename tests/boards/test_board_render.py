@@ -8,7 +8,7 @@ from rich.console import Console
 
 from baccarat.boards.state import BoardState, fold_all, with_controller_status, with_link
 from baccarat.boards.terminal import render
-from baccarat.controller.messages import Message
+from baccarat.messages.bodies import Message
 from boards.messages_for_tests import (
     alarm,
     card,

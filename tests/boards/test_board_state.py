@@ -5,10 +5,10 @@ from __future__ import annotations
 import random
 
 from baccarat.boards.state import BoardState, expected_next, fold, fold_all
-from baccarat.controller.messages import Message
-from baccarat.controller.profiles import load_profile
-from baccarat.controller.replay import replay_lines
-from baccarat.sim_hardware.shoe_inputs import shoe_inputs
+from baccarat.controller.engine.replay import replay_lines
+from baccarat.controller.engine.shoe_inputs import shoe_inputs
+from baccarat.messages.bodies import Message
+from baccarat.rules.profiles import load_profile
 from boards.messages_for_tests import (
     alarm,
     alarm_cleared,

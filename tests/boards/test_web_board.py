@@ -36,10 +36,10 @@ import aiomqtt
 import pytest
 
 from baccarat.boards.web_server import WebBoardServer, page_config
-from baccarat.controller.daemon import RETAINED
+from baccarat.controller.engine.shoe_inputs import shoe_inputs
 from baccarat.controller.publisher import status_payload
+from baccarat.controller.table import RETAINED
 from baccarat.sim_hardware.dealer import Dealer
-from baccarat.sim_hardware.shoe_inputs import shoe_inputs
 from baccarat.sim_hardware.virtual_shoe import VirtualShoe
 from boards.chromium_cdp import Chromium, Page, chromium_path
 from support.daemon import Daemon, Recorder

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from baccarat.cards import parse_card
-from baccarat.controller.inputs import DrawCard
-from baccarat.controller.journal import Journal
+from baccarat.controller.engine.inputs import DrawCard
+from baccarat.controller.journal.journal import Journal
 from baccarat.drivers.events import CardDrawn
 from baccarat.drivers.framed import FramedDecoder, FramedEncoder, ack_frame
 

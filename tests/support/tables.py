@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from baccarat.controller.engine import Engine
-from baccarat.controller.inputs import parse_input
-from baccarat.controller.messages import Message, parse_message
-from baccarat.controller.profiles import load_profile
+from baccarat.controller.engine.engine import Engine
+from baccarat.controller.engine.inputs import parse_input
+from baccarat.messages.bodies import Message
+from baccarat.messages.catalog import parse_message
+from baccarat.rules.profiles import load_profile
 
 
 class Table:

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from baccarat.controller.roads import (
+from baccarat.messages.roads import (
     ROWS,
     AskRow,
     BeadCell,

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Final, Literal, TypeVar
 
 from baccarat.cards import CardError, parse_card
-from baccarat.controller.messages import (
+from baccarat.messages.bodies import (
     AlarmClearedMessage,
     AlarmMessage,
     CardMessage,
@@ -28,8 +28,8 @@ from baccarat.controller.messages import (
     ShoeMessage,
     VoidMessage,
 )
-from baccarat.controller.roads import RoadsMessage
-from baccarat.controller.tableau import next_position
+from baccarat.messages.roads import RoadsMessage
+from baccarat.rules.tableau import next_position
 
 RECENT_RESULTS: Final = 30
 """Results kept for the "last results" strip."""

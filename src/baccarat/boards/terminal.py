@@ -25,8 +25,8 @@ from rich.text import Text
 from baccarat.boards import roads_view
 from baccarat.boards.roads_view import DERIVED_NAMES, DERIVED_TITLE, WINNER_STYLE
 from baccarat.boards.state import BoardState, LiveRound
-from baccarat.controller.messages import AlarmMessage, ResultMessage
-from baccarat.controller.roads import BeadPlate, BigRoad, DerivedRoad, RoadsMessage
+from baccarat.messages.bodies import AlarmMessage, ResultMessage
+from baccarat.messages.roads import BeadPlate, BigRoad, DerivedRoad, RoadsMessage
 
 ROAD_PANEL_HEIGHT = 8
 """6 rows of cells and a border."""

@@ -1,1 +1,1 @@
-"""The rules layer: a pure engine, and the daemon's journal and publisher around it."""
+"""The daemon of one table: the engine, the journal, the publisher and their wiring."""

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from baccarat.controller.inputs import (
+from baccarat.controller.engine.inputs import (
     AcceptAsBurn,
     Burn,
     Declare,
@@ -27,7 +27,7 @@ from baccarat.controller.inputs import (
     Reveal,
     VoidRound,
 )
-from baccarat.controller.messages import SCHEMA_VERSION
+from baccarat.messages.bodies import SCHEMA_VERSION
 
 RequestId = str | int | None
 

@@ -20,7 +20,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from baccarat.controller.profiles import MIN_REAL_DECKS, Profile, load_profile
+from baccarat.rules.profiles import MIN_REAL_DECKS, Profile, load_profile
 
 DEFAULT_JOURNAL = Path("/var/lib/baccarat-controller")
 TABLE_ID = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"

@@ -1,6 +1,6 @@
 """A dealer model: the events a shoe sends while a dealer deals a whole shoe.
 
-It deals correct rounds by the tableau (:func:`baccarat.controller.tableau.next_position`,
+It deals correct rounds by the tableau (:func:`baccarat.rules.tableau.next_position`,
 never a copy of it), burns per profile, signals the cut card when it is reached, presses
 the dealer buttons, and makes a chosen mistake at a given rate or at scripted rounds:
 
@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from baccarat.cards import ALL_CARDS, Card, shuffled_shoe
-from baccarat.controller.tableau import next_position, total, winner
 from baccarat.drivers.events import (
     Button,
     CardDrawn,
@@ -38,6 +37,7 @@ from baccarat.drivers.events import (
     ShoeInserted,
     ShoeRemoved,
 )
+from baccarat.rules.tableau import next_position, total, winner
 
 Mistake = Literal["extra_card", "missing_card", "skipped_burn", "wrong_declare", "foreign_card"]
 MISTAKES: Final[tuple[Mistake, ...]] = (

@@ -1,0 +1,144 @@
+"""A board's feed from the broker, and the live terminal board drawn from it.
+
+Subscribes to ``{prefix}/{table}/#`` and redraws as messages arrive. The bodies are the
+controller's messages (:func:`baccarat.messages.catalog.parse_message`), plus the
+retained ``status`` (online/offline). Commands (``cmd/...``) are not for boards and are
+skipped; a body that does not parse is counted and shown, never fatal.
+
+The broker link reconnects on its own, with a jittered doubling delay capped at
+:data:`RECONNECT_DELAY_MAX`; the header shows the link's state all along.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from dataclasses import replace
+from typing import Final
+
+from pydantic import ValidationError
+
+from baccarat.boards.state import BoardState, fold, with_controller_status, with_link
+from baccarat.messages.catalog import parse_message
+
+DEFAULT_PORT: Final = 1883
+RECONNECT_DELAY_MIN: Final = 0.5
+"""Seconds before the first reconnection attempt."""
+RECONNECT_DELAY_MAX: Final = 10.0
+"""Cap of the doubling reconnection delay, in seconds."""
+CONNECT_TIMEOUT: Final = 5.0
+"""Seconds to wait for the broker's CONNACK."""
+REFRESHES_PER_SECOND: Final = 8
+
+
+def parse_broker(text: str) -> tuple[str, int]:
+    """``host``, ``host:port`` or ``[v6 address]:port`` -> (host, port)."""
+    if text.startswith("["):
+        host, _, rest = text[1:].partition("]")
+        port = rest.removeprefix(":")
+    elif text.count(":") == 1:
+        host, port = text.split(":")
+    else:
+        host, port = text, ""
+    if not host:
+        raise ValueError(f"no host in {text!r}")
+    if not port:
+        return host, DEFAULT_PORT
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"bad port in {text!r}")
+    return host, int(port)
+
+
+def receive(state: BoardState, base: str, topic: str, payload: bytes) -> BoardState:
+    """The state after one MQTT message on ``topic`` under ``base`` (``prefix/table``)."""
+    kind = topic.removeprefix(base + "/") if topic.startswith(base + "/") else None
+    if kind is None or kind.startswith("cmd/") or kind == "reply":
+        return state  # the pit's commands and the controller's answers: not for boards
+    if kind == "status":
+        return with_controller_status(state, status_text(payload))
+    try:
+        message = parse_message(payload)
+    except (ValidationError, ValueError):
+        return replace(state, rejected=state.rejected + 1)
+    return fold(state, message)
+
+
+def status_text(payload: bytes) -> bytes:
+    """The ``state`` of a JSON status body (``online``/``offline``), or the body itself."""
+    try:
+        body = json.loads(payload)
+    except ValueError:
+        return payload
+    if isinstance(body, dict) and isinstance(body.get("state"), str):
+        return str(body["state"]).encode()
+    return payload
+
+
+class BoardFeed:
+    """The board's state, fed by its MQTT subscription (one task)."""
+
+    def __init__(self, host: str, port: int, prefix: str, table: str) -> None:
+        self.host, self.port = host, port
+        self.base = f"{prefix}/{table}"
+        self.state = BoardState(table=table)
+        self._rng = random.Random()
+
+    async def run(self) -> None:
+        """Subscribe, fold every message into :attr:`state`, reconnect for ever."""
+        import aiomqtt
+
+        failures = 0
+        while True:
+            self.state = with_link(self.state, "connecting")
+            try:
+                async with aiomqtt.Client(self.host, self.port, timeout=CONNECT_TIMEOUT) as client:
+                    failures = 0
+                    await client.subscribe(f"{self.base}/#", qos=1)
+                    self.state = with_link(self.state, "connected")
+                    async for message in client.messages:
+                        self.feed(str(message.topic), _as_bytes(message.payload))
+            except aiomqtt.MqttError as exc:
+                failures += 1
+                delay = self.delay(failures)
+                self.state = with_link(self.state, f"lost ({exc}); retry in {delay:.0f} s")
+                await asyncio.sleep(delay)
+
+    def feed(self, topic: str, payload: bytes) -> None:
+        """Fold one received message into the state."""
+        self.state = receive(self.state, self.base, topic, payload)
+
+    def delay(self, failures: int) -> float:
+        """Seconds before the next attempt: doubling, capped, with up to 50% jitter."""
+        base = min(RECONNECT_DELAY_MAX, RECONNECT_DELAY_MIN * (1 << min(failures - 1, 16)))
+        return base * self._rng.uniform(0.5, 1.0)
+
+
+def _as_bytes(payload: object) -> bytes:
+    if isinstance(payload, bytes | bytearray):
+        return bytes(payload)
+    return b"" if payload is None else str(payload).encode()
+
+
+async def show(feed: BoardFeed) -> None:
+    """Run the feed and redraw the whole screen from its state several times a second."""
+    from rich.console import Console, RenderableType
+    from rich.live import Live
+
+    from baccarat.boards.terminal import render
+
+    console = Console()
+
+    def picture() -> RenderableType:
+        width, height = console.size
+        return render(feed.state, width, height, coloured=console.color_system is not None)
+
+    with Live(
+        get_renderable=picture,
+        console=console,
+        screen=True,
+        refresh_per_second=REFRESHES_PER_SECOND,
+        redirect_stdout=False,
+        redirect_stderr=False,
+    ):
+        await feed.run()

@@ -1,0 +1,55 @@
+"""The ``baccarat`` command. Each subcommand lives in a module of its own.
+
+A module named in :data:`SUBCOMMANDS` provides ``add_arguments(parser)`` and
+``run(args) -> int``; it is imported only when its subcommand runs, so that a slow import
+for one subcommand never slows the others.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "replay": ("baccarat.cli.replay", "replay a file of inputs through the engine"),
+    "odds": ("baccarat.cli.odds", "exact probabilities and house edges"),
+    "schemas": ("baccarat.cli.schemas", "export the JSON Schemas of the messages"),
+    "run": ("baccarat.cli.run", "run the table's daemon (device -> engine -> MQTT)"),
+    "demo": ("baccarat.cli.demo", "play a simulated shoe with a live board (no hardware)"),
+    "listen": ("baccarat.cli.listen", "print the decoded events of a shoe or shuffler"),
+    "sim": ("baccarat.cli.sim", "run a simulated device (sim shoe ...) on a pty"),
+    "recall": ("baccarat.cli.recall", "game recall: the last rounds, card by card"),
+    "roads": ("baccarat.cli.roads", "replay a recorded shoe and print its roads"),
+    "journal": ("baccarat.cli.journal", "verify or show a journal file"),
+    "board": ("baccarat.cli.board", "the terminal result board of a table (MQTT)"),
+}
+
+
+def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser; only the ``selected`` subcommand's module is imported."""
+    parser = argparse.ArgumentParser(prog="baccarat", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (module_name, help_text) in SUBCOMMANDS.items():
+        sub_parser = sub.add_parser(name, help=help_text, description=help_text)
+        if name == selected:
+            module = importlib.import_module(module_name)
+            module.add_arguments(sub_parser)
+            sub_parser.set_defaults(_module=module)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``baccarat`` console script."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    selected = next((a for a in argv if not a.startswith("-")), None)
+    args = build_parser(selected).parse_args(argv)
+    try:
+        return int(args._module.run(args))
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        sys.stderr.close()
+        return 0
+

@@ -1,0 +1,107 @@
+"""``baccarat board --broker HOST[:PORT] --table ID``: the terminal result board.
+
+With ``--web PORT`` it serves the browser board instead (:mod:`baccarat.boards.web_server`):
+a static page that subscribes to the broker's MQTT-over-WebSocket listener (``--ws-port``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from typing import Final
+
+from baccarat.boards.feed import BoardFeed, parse_broker, show
+from baccarat.boards.web_server import DEFAULT_WS_PORT
+
+PASSWORD_ENV: Final = "BACCARAT_BOARD_PASSWORD"  # noqa: S105 - a variable's name, not a secret
+"""Where ``--web`` takes the page's broker password from when no file is named."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``baccarat board``."""
+    parser.add_argument(
+        "--broker", default="localhost", help="HOST[:PORT] of the MQTT broker (port 1883)"
+    )
+    parser.add_argument(
+        "--table", help="table id, as in the topics (the web page may take ?table=ID instead)"
+    )
+    parser.add_argument("--prefix", default="baccarat", help="topic prefix (baccarat)")
+    web = parser.add_argument_group("web board")
+    web.add_argument(
+        "--web", type=int, metavar="PORT", help="serve the browser board on PORT instead"
+    )
+    web.add_argument(
+        "--web-host",
+        default="127.0.0.1",
+        help="address the web board listens on (127.0.0.1; 0.0.0.0 for a screen elsewhere)",
+    )
+    web.add_argument(
+        "--ws-port",
+        type=int,
+        default=DEFAULT_WS_PORT,
+        help=f"the broker's MQTT-over-WebSocket port, for the page ({DEFAULT_WS_PORT})",
+    )
+    web.add_argument(
+        "--ws-username", help="broker account the page logs in with (a read-only one: board)"
+    )
+    web.add_argument(
+        "--ws-password-file",
+        metavar="FILE",
+        help=f"file holding that account's password (or ${PASSWORD_ENV})",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Draw (or serve) the board until interrupted; 2 if the arguments are wrong."""
+    try:
+        host, port = parse_broker(args.broker)
+    except ValueError as exc:
+        print(f"baccarat board: {exc}", file=sys.stderr)
+        return 2
+    if args.web is not None:
+        return run_web(args, host)
+    if not args.table:
+        print("baccarat board: --table is required (or --web PORT)", file=sys.stderr)
+        return 2
+    asyncio.run(show(BoardFeed(host, port, args.prefix, args.table)))
+    return 0
+
+
+def board_password(path: str | None) -> str | None:
+    """The web board's broker password: the file's first line, else ``$BACCARAT_BOARD_PASSWORD``."""
+    if path:
+        with open(path, encoding="utf-8") as file:
+            return file.readline().rstrip("\r\n")
+    return os.environ.get(PASSWORD_ENV)
+
+
+def run_web(args: argparse.Namespace, broker_host: str) -> int:
+    """Serve the web board until interrupted; 2 if a port is wrong or taken."""
+    from baccarat.boards.web_server import WebBoardServer, page_config, serve
+
+    for name, value in (("--web", args.web), ("--ws-port", args.ws_port)):
+        if not 0 <= value < 65536:
+            print(f"baccarat board: bad port for {name}: {value}", file=sys.stderr)
+            return 2
+    try:
+        password = board_password(args.ws_password_file)
+    except OSError as exc:
+        print(f"baccarat board: cannot read the password: {exc}", file=sys.stderr)
+        return 2
+    config = page_config(
+        broker_host,
+        args.ws_port,
+        args.table,
+        args.prefix,
+        username=args.ws_username,
+        password=password if args.ws_username else None,
+    )
+    server = WebBoardServer(config, host=args.web_host, port=args.web)
+    try:
+        asyncio.run(serve(server))
+    except OSError as exc:
+        print(f"baccarat board: cannot serve on {args.web_host}:{args.web}: {exc}", file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,71 @@
+"""What several ``baccarat`` commands share: profile options, reading a file of inputs."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator
+from typing import TextIO
+
+from baccarat.controller.engine.replay import replay_lines
+from baccarat.controller.journal.journal import Header
+from baccarat.messages.bodies import Message
+from baccarat.rules.profiles import Profile, load_profile
+
+
+def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--profile`` and ``--decks``, shared by the commands that run the engine."""
+    parser.add_argument(
+        "--profile", default="macau", help="macau (default), house6, csm, or a .toml file"
+    )
+    parser.add_argument("--decks", type=int, help="decks in the shoe (profile's by default)")
+
+
+def open_input(path: str) -> TextIO:
+    """The named file, or standard input for '-'."""
+    if path == "-":
+        return sys.stdin
+    return open(path, encoding="utf-8", errors="replace")
+
+
+class ReplayError(Exception):
+    """The replay cannot start (bad profile, unreadable file); the text says why."""
+
+
+class ReplayRun:
+    """One replay of a file for a command: its profile, its input and its bad lines."""
+
+    def __init__(self, command: str, args: argparse.Namespace) -> None:
+        """Load the profile and open the file, or raise :class:`ReplayError`."""
+        self.command, self.file, self.bad = command, args.file, 0
+        try:
+            self.profile = load_profile(args.profile, decks=args.decks)
+        except ValueError as exc:
+            raise ReplayError(f"baccarat {command}: {exc}") from None
+        try:
+            self.source = open_input(args.file)
+        except OSError as exc:
+            raise ReplayError(
+                f"baccarat {command}: cannot read {args.file}: {exc.strerror}"
+            ) from None
+
+    def report(self, line: int, text: str) -> None:
+        """A bad or refused line: on standard error, counted."""
+        self.bad += 1
+        print(f"{self.file}:{line}: {text}", file=sys.stderr)
+
+    def messages(self, *, roads: bool = True) -> Iterator[Message]:
+        """Every message of the replay, in order; closes the file at the end."""
+        with self.source:
+            yield from replay_lines(self.source, self.profile, on_error=self.report, roads=roads)
+
+
+
+def rule_profile(header: Header, name: str | None, decks: int | None) -> Profile:
+    """The profile named on the command line, else the one the header recorded."""
+    if name is not None:
+        return load_profile(name, decks=decks)
+    if header.profile is None:
+        raise ValueError("the header records no profile: give --profile")
+    profile = Profile.model_validate(header.profile)
+    return profile if decks is None else profile.model_copy(update={"decks": decks})

@@ -1,0 +1,168 @@
+"""``baccarat journal verify|show FILE``: check or print one journal file, never changing it.
+
+``verify`` prints the file's header, its records and its first problem (with the byte
+offset where recovery would cut it); it exits 0 when the file is clean, 1 when it has a
+problem, 2 when it cannot be read. ``show`` prints the records (number, time in ISO 8601
+UTC, input), or as JSON lines (``--json``), or in the replay notation with times
+(``--replay``, for ``baccarat replay``), or the messages the engine produces for them
+(``--messages``), numbered on from the header's counters; it exits like ``verify``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+from baccarat.cli.common import rule_profile
+from baccarat.controller.engine.engine import Engine
+from baccarat.controller.journal.journal import (
+    Header,
+    JournalError,
+    JournalFile,
+    Problem,
+    format_ts,
+    read_journal_file,
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``baccarat journal``."""
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    verify = actions.add_parser("verify", help="check a journal file (exit 1 on a problem)")
+    verify.add_argument("file", type=Path, help="a shoe-NNNNNN.journal file")
+    show = actions.add_parser("show", help="print a journal file's records")
+    show.add_argument("file", type=Path, help="a shoe-NNNNNN.journal file")
+    form = show.add_mutually_exclusive_group()
+    form.add_argument("--json", action="store_true", help="one JSON object per record")
+    form.add_argument("--replay", action="store_true", help="the replay notation, with @times")
+    form.add_argument(
+        "--messages", action="store_true", help="replay through the engine, print messages"
+    )
+    show.add_argument("--profile", help="profile for --messages (default: the header's)")
+    show.add_argument("--decks", type=int, help="decks for --messages with --profile")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Verify or show the file; 0 clean, 1 a problem in it, 2 unreadable or bad arguments."""
+    try:
+        found = read_journal_file(args.file)
+    except JournalError as exc:
+        print(f"baccarat journal: {exc}", file=sys.stderr)
+        return 2
+    if args.action == "verify":
+        return verify(found)
+    if args.messages:
+        status = print_messages(found, args.profile, args.decks)
+    elif args.json:
+        print_json(found)
+        status = 0
+    else:
+        print_records(found, replay=args.replay)
+        status = 0
+    if found.problem is not None:
+        print(f"{found.path}: {problem_text(found.problem)}", file=sys.stderr)
+    return status or (1 if found.problem else 0)
+
+
+# ---------------------------------------------------------------------- verify
+
+
+def verify(found: JournalFile) -> int:
+    """Print the verdict on one file; 0 when it is clean, 1 when it has a problem."""
+    print(f"{found.path}: {found.size} bytes")
+    if found.header is not None:
+        print(f"  header: {header_text(found.header)}")
+        print(f"  records: {records_text(found)}")
+    if found.problem is None:
+        print("  clean")
+        return 0
+    print(f"  problem: {problem_text(found.problem)}")
+    return 1
+
+
+def header_text(header: Header) -> str:
+    """The header in one line: file number, counters, profile."""
+    counters = " ".join(f"{k}={v}" for k, v in header.counters.items()) or "none (fresh)"
+    profile = header.profile_name or "not recorded"
+    return f"file {header.file}, counters {counters}, profile {profile}"
+
+
+def records_text(found: JournalFile) -> str:
+    """How many good records, and their numbers."""
+    if not found.records:
+        return "none"
+    first, last = found.records[0][0], found.records[-1][0]
+    return f"{len(found.records)} ({first}..{last})"
+
+
+def problem_text(problem: Problem) -> str:
+    """Where the first bad record is, what is wrong, and what recovery would cut."""
+    text = f"at byte {problem.offset}: {problem.reason}; recovery would cut {problem.dropped} bytes"
+    if problem.records_after:
+        text += f", losing {problem.records_after} intact records after the bad one"
+    if problem.dropped:
+        text += f" ({problem.dropped_hex})"
+    return text
+
+
+# ---------------------------------------------------------------------- show
+
+
+def iso_time(ts: float | None) -> str:
+    """``ts`` (Unix seconds) as ISO 8601 UTC with microseconds, or ``-``."""
+    if ts is None:
+        return "-"
+    try:
+        moment = datetime.fromtimestamp(ts, tz=UTC)
+    except (OverflowError, OSError, ValueError):
+        return format_ts(ts)
+    return moment.isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def print_records(found: JournalFile, *, replay: bool) -> None:
+    """The header as a comment, then one line per record."""
+    out = sys.stdout
+    if found.header is not None:
+        out.write(f"# {found.path.name}: {header_text(found.header)}\n")
+    for number, inp in found.records:
+        if replay:
+            stamp = "" if inp.ts is None else f"@{format_ts(inp.ts)} "
+            out.write(f"{stamp}{inp.to_text()}  # record {number}\n")
+        else:
+            out.write(f"{number:>8}  {iso_time(inp.ts):<27}  {inp.to_text()}\n")
+
+
+def print_json(found: JournalFile) -> None:
+    """One JSON object per record: record, ts, time, input."""
+    out = sys.stdout
+    for number, inp in found.records:
+        body = {"record": number, "ts": inp.ts, "time": iso_time(inp.ts), "input": inp.to_text()}
+        out.write(json.dumps(body) + "\n")
+
+
+def print_messages(found: JournalFile, profile_name: str | None, decks: int | None) -> int:
+    """Replay the records through the engine; print each message as a JSON line.
+
+    The engine resumes from the header's counters, so the numbers (``seq``, alarm ids,
+    shoe) are the ones the daemon published. Refused inputs go to standard error.
+    """
+    if found.header is None:
+        print(f"baccarat journal: {found.path}: no header, nothing to replay", file=sys.stderr)
+        return 2
+    try:
+        profile = rule_profile(found.header, profile_name, decks)
+    except ValueError as exc:
+        print(f"baccarat journal: {exc}", file=sys.stderr)
+        return 2
+    engine = Engine.resume(profile, found.header.counters)
+    out = sys.stdout
+    for number, inp in found.records:
+        outcome = engine.feed(inp)
+        if outcome.refused is not None:
+            print(f"{found.path}: record {number}: refused: {outcome.refused}", file=sys.stderr)
+        for message in outcome.messages:
+            out.write(message.to_json() + "\n")
+    return 0

@@ -1,0 +1,143 @@
+"""``baccarat sim DEVICE ...``: run a simulated device until stopped.
+
+``baccarat sim shoe --link /tmp/shoe --protocol framed --decks 8 --seed 1 --pace 1``
+deals shoe after shoe on a pty behind the symlink ``/tmp/shoe`` and prints where it is;
+point ``baccarat listen --device /tmp/shoe`` (or the daemon) at the same path.
+
+Simulated devices are registered in :data:`SIM_DEVICES`, as the top-level subcommands are:
+a module providing ``add_device_arguments(parser)`` and ``run_device(args) -> int``. Adding
+``baccarat sim shuffler`` is one line there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import sys
+from typing import Final, TextIO
+
+from baccarat.drivers.codec import codec_names
+from baccarat.drivers.events import CardDrawn, CutCard, DealerButton, DeviceEvent
+from baccarat.sim_hardware.dealer import Dealer, Step
+from baccarat.sim_hardware.faults import FaultPlan
+from baccarat.sim_hardware.virtual_shoe import VirtualShoe
+
+SIM_DEVICES: Final[dict[str, tuple[str, str]]] = {
+    "shoe": ("baccarat.cli.sim", "a virtual electronic shoe on a pty"),
+    "shuffler": (
+        "baccarat.sim_hardware.virtual_shuffler",
+        "a virtual USB shuffler, dealt through the real USB driver",
+    ),
+}
+"""Device name -> (module, help) for ``baccarat sim``."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``baccarat sim``: one sub-subcommand per simulated device."""
+    devices = parser.add_subparsers(dest="device", required=True, metavar="DEVICE")
+    for name, (module_name, help_text) in SIM_DEVICES.items():
+        device_parser = devices.add_parser(name, help=help_text, description=help_text)
+        module = importlib.import_module(module_name)
+        module.add_device_arguments(device_parser)
+        device_parser.set_defaults(_device_module=module)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the chosen simulated device."""
+    return int(args._device_module.run_device(args))
+
+
+def add_device_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``baccarat sim shoe``."""
+    parser.add_argument("--link", required=True, help="symlink to create for the pty")
+    parser.add_argument("--protocol", choices=codec_names(), default="line")
+    parser.add_argument("--decks", type=int, default=8)
+    parser.add_argument("--seed", type=int, default=1, help="shoe n is shuffled with seed+n-1")
+    parser.add_argument("--pace", type=float, default=1.0, help="seconds between cards")
+    parser.add_argument("--baud", type=int, default=9600, help="line speed, 8N1")
+    parser.add_argument("--misdeal-rate", type=float, default=0.0, help="mistakes per round")
+    parser.add_argument("--burn", default="first_card", help='"first_card" or a card count')
+    parser.add_argument("--shoes", type=int, default=0, help="stop after N shoes (0: never)")
+    parser.add_argument("--garbage-rate", type=float, default=0.0, help="per frame, 0..1")
+    parser.add_argument("--bit-flip-rate", type=float, default=0.0, help="per frame, 0..1")
+    parser.add_argument("--drop-rate", type=float, default=0.0, help="per frame, 0..1")
+
+
+def run_device(args: argparse.Namespace) -> int:
+    """Deal shoes until stopped (or ``--shoes`` of them)."""
+    return asyncio.run(serve(args))
+
+
+async def serve(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+    """The ``sim shoe`` loop: one dealer per shoe, on one virtual shoe."""
+    plan = FaultPlan(
+        seed=args.seed,
+        garbage_rate=args.garbage_rate,
+        bit_flip_rate=args.bit_flip_rate,
+        drop_rate=args.drop_rate,
+    )
+    async with VirtualShoe(args.link, args.protocol, baud=args.baud, faults=plan) as shoe:
+        say(
+            out,
+            f"virtual shoe {args.link} -> {shoe.device_name} ({args.protocol}, "
+            f"{args.baud} baud 8N1, {args.decks} decks); Ctrl-C to stop",
+        )
+        shoe_no = 0
+        while not args.shoes or shoe_no < args.shoes:
+            shoe_no += 1
+            await deal_shoe(shoe, make_dealer(args, shoe_no), shoe_no, args.pace, out)
+    return 0
+
+
+def make_dealer(args: argparse.Namespace, shoe_no: int) -> Dealer:
+    """The dealer of shoe number ``shoe_no`` (1, 2, ...)."""
+    burn: int | str = args.burn
+    return Dealer(
+        decks=args.decks,
+        seed=args.seed + shoe_no - 1,
+        burn=int(burn) if str(burn).isdigit() else "first_card",
+        buttons=args.protocol != "line",
+        mistake_rate=args.misdeal_rate,
+    )
+
+
+async def deal_shoe(
+    shoe: VirtualShoe, dealer: Dealer, shoe_no: int, pace: float, out: TextIO
+) -> None:
+    """Send one shoe, ``pace`` seconds after each card, printing where it is."""
+    total = len(dealer.cards)
+    device_name = shoe.device_name
+    for step in dealer.steps():
+        if not shoe.send(step.event):
+            continue
+        if shoe.device_name != device_name:
+            device_name = shoe.device_name
+            say(out, f"plugged in again as {device_name}")
+        line = where(step, shoe_no, total - dealer.remaining, total)
+        if line:
+            say(out, line)
+        if pace and isinstance(step.event, CardDrawn):
+            await asyncio.sleep(pace)
+    await shoe.drain()
+    mistakes = ", ".join(f"round {r}: {m}" for r, m in dealer.mistakes_made) or "none"
+    say(out, f"shoe {shoe_no} done: {total - dealer.remaining} cards dealt; mistakes: {mistakes}")
+
+
+def where(step: Step, shoe_no: int, dealt: int, total: int) -> str:
+    """A line saying where the shoe is, or '' for steps not worth a line."""
+    event: DeviceEvent = step.event
+    mistake = f"  <- {step.mistake}" if step.mistake else ""
+    place = f"shoe {shoe_no} round {step.round_no:>2}"
+    if isinstance(event, CardDrawn):
+        return f"{place} {step.role:<5} {event.card.code}  ({dealt}/{total} cards){mistake}"
+    if isinstance(event, CutCard):
+        return f"{place} CUT CARD ({dealt}/{total} cards)"
+    if isinstance(event, DealerButton):
+        return f"{place} button {event.button}{mistake}"
+    return f"{place} {type(event).__name__}"
+
+
+def say(out: TextIO, text: str) -> None:
+    """Print a line now."""
+    print(text, file=out, flush=True)

@@ -1,0 +1,1 @@
+"""The contract with boards: every published message body and its JSON Schema. Pure."""

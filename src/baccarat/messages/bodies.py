@@ -1,0 +1,285 @@
+"""The messages the engine produces: the JSON bodies published on MQTT and printed by replay.
+
+Every message has ``schema`` (the version of these bodies), ``type`` and ``seq`` (up by one
+per message of one engine, so a subscriber can drop duplicates and notice gaps). Board
+makers read the JSON Schemas exported by ``baccarat schemas``, not this file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import ConfigDict, Field, TypeAdapter
+from pydantic_core import SchemaSerializer
+
+SCHEMA_VERSION = 1
+
+PositionName = Literal["P1", "B1", "P2", "B2", "P3", "B3", "burn"]
+WinnerName = Literal["banker", "player", "tie"]
+AlarmKind = Literal[
+    "extra_card",
+    "missing_card",
+    "card_before_open",
+    "foreign_card",
+    "unreadable_card",
+    "result_mismatch",
+    "burn_incomplete",
+    "shoe_closed",
+    "demo_limit",
+    "link_down",
+    "device_fault",
+    "bad_data",
+    "journal_damaged",
+]
+Correction = Literal["accept_as_burn", "void", "deal", "declare", "burn", "open"]
+ShoePhase = Literal["burning", "ready", "in_round", "closed"]
+
+MESSAGE_CONFIG = ConfigDict(extra="forbid", populate_by_name=True)
+"""What pydantic applies when it parses a body: unknown fields are an error."""
+
+# Every message and its parts are plain slotted dataclasses: the engine makes some ten of
+# them per round, and a dataclass costs a fifth of a pydantic model to build. The common
+# fields (schema, seq, ts, type) are keyword-only; the ones the engine makes most often
+# (card, round, result, shoe, recall and their parts) take their own fields positionally
+# too, because on this hardware matching a dozen keyword arguments costs as much as the
+# rest of building the object (tests/messages/test_messages_order.py pins that order).
+# pydantic still owns their schema: it parses bodies into them (:func:`parse_message`),
+# writes their JSON (:meth:`Message.to_json`) and their JSON Schemas, through one
+# ``TypeAdapter`` per type. Treat them as read-only: nothing in the controller changes a
+# message once it is made.
+
+_ADAPTERS: dict[type[Any], TypeAdapter[Any]] = {}
+_SERIALIZERS: dict[type[Any], SchemaSerializer] = {}
+
+
+def adapter(cls: type[Any]) -> TypeAdapter[Any]:
+    """The pydantic ``TypeAdapter`` of a message type (built on first use, then kept)."""
+    found = _ADAPTERS.get(cls)
+    if found is None:
+        found = _ADAPTERS[cls] = TypeAdapter(cls)
+    return found
+
+
+def serializer(cls: type[Any]) -> SchemaSerializer:
+    """A message type's serializer, built and kept on first use (see make_serializers)."""
+    found = _SERIALIZERS.get(cls)
+    if found is None:
+        found = _SERIALIZERS[cls] = adapter(cls).serializer
+    return found
+
+
+def type_name(cls: type[Message]) -> str:
+    """The ``type`` field's value of a message class, e.g. ``card``."""
+    for f in fields(cls):
+        if f.name == "type":
+            return str(f.default)
+    raise TypeError(f"{cls.__name__} has no type field")
+
+
+def json_schema(cls: type[Message]) -> dict[str, Any]:
+    """The JSON Schema of a message type's body, field names as published."""
+    return adapter(cls).json_schema(by_alias=True, mode="serialization")
+
+
+@dataclass(slots=True, kw_only=True)
+class Message:
+    """Fields every message carries."""
+
+    __pydantic_config__: ClassVar[ConfigDict] = MESSAGE_CONFIG
+    topic: ClassVar[str] = ""
+
+    schema_version: Annotated[int, Field(alias="schema")] = SCHEMA_VERSION
+    seq: Annotated[
+        int, Field(description="Up by one per message of one table; drop duplicates by it.")
+    ]
+    ts: Annotated[
+        float | None,
+        Field(description="Time of the input that caused it (Unix seconds), if known."),
+    ] = None
+
+    def to_json(self) -> str:
+        """The published body: compact JSON with the field names of the schema."""
+        return self.to_bytes().decode()
+
+    def to_bytes(self) -> bytes:
+        """:meth:`to_json` encoded in UTF-8, as it goes on the wire."""
+        found = _SERIALIZERS.get(type(self)) or serializer(type(self))
+        return found.to_json(self, by_alias=True)
+
+
+@dataclass(slots=True)
+class CardMessage(Message):
+    """A card out of the shoe, assigned to a position (Art. 7) or to the burn pile."""
+
+    topic: ClassVar[str] = "card"
+    type: Literal["card"] = field(default="card", kw_only=True)
+    shoe: int
+    round: Annotated[
+        int | None, Field(description="Round number in the shoe; null for shoe burns.")
+    ]
+    position: PositionName
+    card: Annotated[
+        str | None, Field(description="Canonical code such as TS; null if unreadable.")
+    ]
+    face_up: Annotated[
+        bool, Field(description="A burn card that is shown (Art. 2.1).")
+    ] = False
+    player_total: int | None = None
+    banker_total: int | None = None
+    demo: bool = False
+
+
+@dataclass(slots=True)
+class HandResult:
+    """One hand at the end of a round (Art. 11-13)."""
+
+    __pydantic_config__: ClassVar[ConfigDict] = MESSAGE_CONFIG
+
+    cards: list[str]
+    total: int
+    natural: bool
+    pair: bool
+
+
+@dataclass(slots=True)
+class ResultMessage(Message):
+    """The outcome of a completed round. Never published before the rules allow it."""
+
+    topic: ClassVar[str] = "result"
+    type: Literal["result"] = field(default="result", kw_only=True)
+    shoe: int
+    round: int
+    round_id: str
+    winner: WinnerName
+    player: HandResult
+    banker: HandResult
+    demo: bool = False
+    exposed: Annotated[list[str], Field(description="Positions exposed (Art. 4).")] = field(
+        default_factory=list
+    )
+
+
+@dataclass(slots=True, kw_only=True)
+class AlarmMessage(Message):
+    """A misdeal (Art. 10) or another deviation, raised at the input that proves it."""
+
+    topic: ClassVar[str] = "alarm"
+    type: Literal["alarm"] = "alarm"
+    id: Annotated[int, Field(description="Alarm number, unique within the table's engine.")]
+    kind: AlarmKind
+    article: Annotated[
+        str, Field(description="The article of the rules that the deviation breaks.")
+    ]
+    correctable: bool
+    corrections: list[Correction]
+    shoe: int | None
+    round: int | None
+    card: str | None = None
+    text: str
+
+
+@dataclass(slots=True, kw_only=True)
+class AlarmClearedMessage(Message):
+    """An alarm settled by a correction (or by the card it was waiting for)."""
+
+    topic: ClassVar[str] = "alarm"
+    type: Literal["alarm_cleared"] = "alarm_cleared"
+    id: int
+    kind: AlarmKind
+    by: Annotated[
+        str, Field(description="What settled it: accept_as_burn, void, deal, declare, ...")
+    ]
+    shoe: int | None
+    round: int | None
+
+
+@dataclass(slots=True)
+class RoundMessage(Message):
+    """The live round's state: opened, complete, void (retained on the board's topic)."""
+
+    topic: ClassVar[str] = "round"
+    type: Literal["round"] = field(default="round", kw_only=True)
+    shoe: int
+    round: int
+    round_id: str
+    status: Literal["open", "complete", "void"]
+    demo: bool = field(default=False, kw_only=True)
+    next: Annotated[
+        str | None, Field(description="The position the next card must go to, or null.")
+    ]
+
+
+@dataclass(slots=True, kw_only=True)
+class VoidMessage(Message):
+    """A round made void (Art. 10): no result, never counts, kept in the record."""
+
+    topic: ClassVar[str] = "void"
+    type: Literal["void"] = "void"
+    shoe: int
+    round: int
+    round_id: str
+    reason: str
+    demo: bool = False
+
+
+@dataclass(slots=True)
+class ShoeMessage(Message):
+    """The shoe's state: counts, phase, last-round flag."""
+
+    topic: ClassVar[str] = "shoe"
+    type: Literal["shoe"] = field(default="shoe", kw_only=True)
+    shoe: int
+    profile: str
+    decks: int
+    cards_dealt: int
+    cards_burned: int
+    cards_left: int
+    burn_due: Annotated[int, Field(description="Cards still to burn before a round may open.")]
+    phase: ShoePhase
+    cut_card: Annotated[bool, Field(description="The cut card has come out.")]
+    last_round: Annotated[
+        bool, Field(description="The next or current round is the shoe's last.")
+    ]
+    rounds: Annotated[int, Field(description="Rounds with a result, demo rounds excluded.")]
+    demo: Annotated[
+        bool, Field(description="Demo mode is on: the rounds opened now are demo rounds.")
+    ]
+    demo_rounds: int
+
+
+@dataclass(slots=True)
+class DealtCard:
+    """One card of a round in dealing order."""
+
+    __pydantic_config__: ClassVar[ConfigDict] = MESSAGE_CONFIG
+
+    position: PositionName
+    card: str | None
+
+
+@dataclass(slots=True)
+class RecalledRound:
+    """A finished round as game recall shows it: every card in dealing order."""
+
+    __pydantic_config__: ClassVar[ConfigDict] = MESSAGE_CONFIG
+
+    shoe: int
+    round: int
+    round_id: str
+    status: Literal["result", "void"]
+    winner: WinnerName | None
+    player_total: int
+    banker_total: int
+    demo: bool
+    cards: list[DealtCard]
+    exposed: list[str]
+
+
+@dataclass(slots=True)
+class RecallMessage(Message):
+    """Game recall: the last rounds, newest last (retained)."""
+
+    topic: ClassVar[str] = "recall"
+    type: Literal["recall"] = field(default="recall", kw_only=True)
+    rounds: list[RecalledRound]

@@ -1,0 +1,68 @@
+"""The catalogue of published messages: every type, and parsing a body back into its model."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Final, Union
+
+from pydantic import Field, TypeAdapter
+
+from baccarat.messages.bodies import (
+    AlarmClearedMessage,
+    AlarmMessage,
+    CardMessage,
+    Message,
+    RecallMessage,
+    ResultMessage,
+    RoundMessage,
+    ShoeMessage,
+    VoidMessage,
+    json_schema,
+    serializer,
+    type_name,
+)
+from baccarat.messages.roads import RoadsMessage
+
+MESSAGE_TYPES: Final[tuple[type[Message], ...]] = (
+    CardMessage,
+    ResultMessage,
+    AlarmMessage,
+    AlarmClearedMessage,
+    RoundMessage,
+    VoidMessage,
+    ShoeMessage,
+    RoadsMessage,
+    RecallMessage,
+)
+"""Every message model the controller publishes, in a stable order."""
+
+_ADAPTER: Final[TypeAdapter[Any]] = TypeAdapter(
+    Annotated[Union[MESSAGE_TYPES], Field(discriminator="type")]  # type: ignore[arg-type]  # noqa: UP007
+)
+
+
+def make_serializers() -> None:
+    """Build every message type's serializer now rather than on its first message.
+
+    The daemon calls this at start, so that the first card of the day reaches the boards
+    as fast as any other (``bench/README.md`` has the figure).
+    """
+    for cls in MESSAGE_TYPES:
+        serializer(cls)
+
+
+def parse_message(body: str | bytes) -> Message:
+    """Parse a published JSON body back into its message model (by its ``type``)."""
+    message: Message = _ADAPTER.validate_json(body)
+    return message
+
+
+def rendered_schemas() -> dict[str, str]:
+    """File name -> JSON Schema text for each message type."""
+    out: dict[str, str] = {}
+    for cls in MESSAGE_TYPES:
+        schema = json_schema(cls)
+        name = type_name(cls)
+        schema["$id"] = f"baccarat/{name}.schema.json"
+        out[f"{name}.schema.json"] = json.dumps(schema, indent=2, sort_keys=True) + "\n"
+    return out

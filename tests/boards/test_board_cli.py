@@ -69,10 +69,12 @@ def test_commands_other_tables_and_garbage() -> None:
 
 
 def test_reconnection_delay_doubles_and_is_capped() -> None:
-    feed = BoardFeed("localhost", 1, "baccarat", "T1")
-    assert 0.25 <= feed.delay(1) <= 0.5
-    assert 0.5 <= feed.delay(2) <= 1.0
-    assert 5.0 <= feed.delay(30) <= 10.0
+    backoff = BoardFeed("localhost", 1, "baccarat", "T1").backoff
+    assert 0.25 <= backoff.next_delay() <= 0.5
+    assert 0.5 <= backoff.next_delay() <= 1.0
+    for _ in range(30):
+        backoff.next_delay()
+    assert 5.0 <= backoff.next_delay() <= 10.0
 
 
 # --- against a real broker -------------------------------------------------------------

@@ -55,7 +55,7 @@ def per_table_acl() -> str:
 
 @pytest.fixture
 def floor(mosquitto_factory: MosquittoFactory) -> Mosquitto:
-    """mosquitto with the example's configuration, ACL and three accounts."""
+    """A mosquitto with the example's configuration, ACL and three accounts."""
     return mosquitto_factory(
         users=USERS, acl=EXAMPLES / "acl", tls=True, websockets=True, config=example_config()
     )

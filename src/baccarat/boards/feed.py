@@ -5,20 +5,20 @@ controller's messages (:func:`baccarat.messages.catalog.parse_message`), plus th
 retained ``status`` (online/offline). Commands (``cmd/...``) are not for boards and are
 skipped; a body that does not parse is counted and shown, never fatal.
 
-The broker link reconnects on its own, with a jittered doubling delay capped at
-:data:`RECONNECT_DELAY_MAX`; the header shows the link's state all along.
+The broker link reconnects on its own (:class:`baccarat.backoff.Backoff`, capped at
+:data:`RECONNECT_DELAY_MAX`); the header shows the link's state all along.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import random
 from dataclasses import replace
 from typing import Final
 
 from pydantic import ValidationError
 
+from baccarat.backoff import Backoff
 from baccarat.boards.state import BoardState, fold, with_controller_status, with_link
 from baccarat.messages.catalog import parse_message
 
@@ -82,36 +82,29 @@ class BoardFeed:
         self.host, self.port = host, port
         self.base = f"{prefix}/{table}"
         self.state = BoardState(table=table)
-        self._rng = random.Random()
+        self.backoff = Backoff(first=RECONNECT_DELAY_MIN, cap=RECONNECT_DELAY_MAX)
 
     async def run(self) -> None:
         """Subscribe, fold every message into :attr:`state`, reconnect for ever."""
         import aiomqtt
 
-        failures = 0
         while True:
             self.state = with_link(self.state, "connecting")
             try:
                 async with aiomqtt.Client(self.host, self.port, timeout=CONNECT_TIMEOUT) as client:
-                    failures = 0
+                    self.backoff.reset()
                     await client.subscribe(f"{self.base}/#", qos=1)
                     self.state = with_link(self.state, "connected")
                     async for message in client.messages:
                         self.feed(str(message.topic), _as_bytes(message.payload))
             except aiomqtt.MqttError as exc:
-                failures += 1
-                delay = self.delay(failures)
+                delay = self.backoff.next_delay()
                 self.state = with_link(self.state, f"lost ({exc}); retry in {delay:.0f} s")
                 await asyncio.sleep(delay)
 
     def feed(self, topic: str, payload: bytes) -> None:
         """Fold one received message into the state."""
         self.state = receive(self.state, self.base, topic, payload)
-
-    def delay(self, failures: int) -> float:
-        """Seconds before the next attempt: doubling, capped, with up to 50% jitter."""
-        base = min(RECONNECT_DELAY_MAX, RECONNECT_DELAY_MIN * (1 << min(failures - 1, 16)))
-        return base * self._rng.uniform(0.5, 1.0)
 
 
 def _as_bytes(payload: object) -> bytes:

@@ -228,8 +228,11 @@ def live_panel(live: LiveRound | None, inner_height: int) -> Panel:
 
 
 def recent_winners(state: BoardState) -> list[str]:
-    """Winners of the shoe so far, oldest first: from the roads' bead plate when known
-    (it survives a reconnect), else from the results received."""
+    """Winners of the shoe so far, oldest first.
+
+    From the roads' bead plate when known (it survives a reconnect), else from the results
+    received.
+    """
     roads = state.roads
     if roads is not None:
         return [cell.winner for cell in roads.bead_plate.cells]

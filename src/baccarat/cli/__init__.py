@@ -36,7 +36,7 @@ def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
         if name == selected:
             module = importlib.import_module(module_name)
             module.add_arguments(sub_parser)
-            sub_parser.set_defaults(_module=module)
+            sub_parser.set_defaults(command_module=module)
     return parser
 
 
@@ -46,7 +46,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     selected = next((a for a in argv if not a.startswith("-")), None)
     args = build_parser(selected).parse_args(argv)
     try:
-        return int(args._module.run(args))
+        return int(args.command_module.run(args))
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

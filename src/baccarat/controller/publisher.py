@@ -52,8 +52,8 @@ PUBLISH_TIMEOUT: Final = 10.0
 MAX_INFLIGHT: Final = 64
 """Messages sent and not yet acknowledged, at most."""
 OUTBOX_LIMIT: Final = 500_000
-"""Messages the outbox holds at most; past it the oldest is dropped and counted (they
-remain in the journal). At about 1,500 messages a shoe this is days of broker outage."""
+"""Messages the outbox holds at most (days of broker outage: bench/README.md); past it the
+oldest is dropped and counted. They remain in the journal."""
 
 CommandHandler = Callable[[str, bytes, str | None], Awaitable[None]]
 """Called with the command's name, its body and the MQTT 5 response topic (or None)."""

@@ -197,6 +197,7 @@ async def test_sigkill_mid_round_then_restart(
                 await board.wait_for(mid_round_5, 30)
                 daemon.kill()
                 killed_at = max(board.by_seq())
+                await board.wait_for(lambda r: _status(r) == "offline", 10)  # the last will
                 await asyncio.to_thread(daemon.start)
                 await play
                 await board.wait_for(shoe_closed, SHOE_TIMEOUT)

@@ -92,10 +92,29 @@ async def test_broker_away_then_back_with_more_than_a_window_waiting(
         last = 51 + MAX_INFLIGHT * 3
         await acked(outbox, last)
         assert publisher.counters.connects >= 2
+        assert publisher.counters.failures >= 1
+        assert publisher.backoff.failures == 0  # the delays start over after a connection
     async with broker.client(identifier="board", clean_session=False) as sub:
         await sub.subscribe(TOPIC, qos=1)  # a board that was away all along gets everything
         got = await collect(sub, last)
     assert in_order_without_gaps(got, last)
+
+
+async def test_at_most_a_window_of_messages_waits_for_the_broker(mosquitto: Mosquitto) -> None:
+    outbox = Outbox()
+    async with running(mosquitto, outbox) as publisher:
+        put(outbox, 1, 3)
+        await acked(outbox, 3)
+        mosquitto.pause()  # SIGSTOP: nothing is acknowledged
+        try:
+            put(outbox, 4, 3 + MAX_INFLIGHT * 3)
+            await asyncio.sleep(0.5)
+            assert publisher.counters.in_flight == MAX_INFLIGHT
+            assert len(outbox) == MAX_INFLIGHT * 3
+        finally:
+            mosquitto.resume()
+        await acked(outbox, 3 + MAX_INFLIGHT * 3)
+        assert publisher.counters.in_flight == 0
 
 
 async def test_a_broker_that_stops_acknowledging_fails_the_session(

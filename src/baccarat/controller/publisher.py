@@ -159,6 +159,8 @@ class PublisherCounters:
     """Health of the broker link."""
 
     published: int = 0
+    in_flight: int = 0
+    """Messages handed to the connection and not yet acknowledged."""
     connects: int = 0
     failures: int = 0
     commands: int = 0
@@ -289,6 +291,7 @@ class Publisher:
     ) -> None:
         """One message, until the broker acknowledges it; ``MqttError`` if it does not."""
         message = entry.message
+        self.counters.in_flight += 1
         try:
             async with asyncio.timeout(PUBLISH_TIMEOUT):
                 await client.publish(
@@ -297,6 +300,8 @@ class Publisher:
                 )
         except TimeoutError:
             raise aiomqtt.MqttError(f"no PUBACK within {PUBLISH_TIMEOUT:.0f} s") from None
+        finally:
+            self.counters.in_flight -= 1
         self.outbox.ack(entry)
         self.counters.published += 1
         window.release()

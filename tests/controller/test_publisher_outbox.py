@@ -63,6 +63,19 @@ def in_order_without_gaps(got: list[int], count: int) -> bool:
     return firsts == list(range(1, count + 1))
 
 
+async def test_what_was_acknowledged_out_of_order_before_a_reconnection_is_not_skipped() -> None:
+    outbox = Outbox()
+    put(outbox, 1, 4)
+    first, second = await outbox.next_unsent(), await outbox.next_unsent()
+    outbox.ack(second)  # 2 acknowledged, 1 not: the connection drops
+    outbox.rewind()
+    assert await outbox.next_unsent() is first
+    outbox.ack(first)  # 1 and 2 leave the outbox
+    assert [m.seq for m in outbox] == [3, 4]
+    assert outbox.acked_seq == 2
+    assert [(await outbox.next_unsent()).message.seq for _ in range(2)] == [3, 4]
+
+
 async def test_a_backlog_larger_than_the_window_goes_out_in_order(mosquitto: Mosquitto) -> None:
     outbox = Outbox()
     count = MAX_INFLIGHT * 5 + 7

@@ -133,7 +133,7 @@ class Outbox:
         entry.acked = True
         while self._entries and self._entries[0].acked:
             done = self._entries.popleft()
-            self._sent -= 1
+            self._sent = max(0, self._sent - 1)  # 0: acknowledged before a rewind
             if done.message.seq is not None:
                 self.acked_seq = done.message.seq
         if not self._entries:

@@ -9,7 +9,8 @@ twice; it drops the second by its ``seq``.
 One sender task takes the outbox in order and keeps up to :data:`MAX_INFLIGHT` publishes
 in flight, each ``await client.publish(...)`` in a task of its own; a message is
 acknowledged when its publish returns. aiomqtt hands a publish to the connection in the
-first step of its task, so they leave in the order the tasks were made: outbox order.
+first step of its task, so they leave in the order the tasks were made: outbox order
+(tests/controller/test_publisher_outbox.py checks it).
 
 The connection carries a last will (``status`` = offline, retained); ``status`` = online is
 published, retained, on every connect. Operator commands arrive on ``cmd/+`` and are handed

@@ -1,4 +1,4 @@
-"""Journal appends per second, with and without fdatasync (inline, and through io_uring).
+"""Journal appends per second, with and without fdatasync.
 
 Appends the inputs of seeded 8-deck shoes (cards with microsecond times, as the daemon
 gives them) to a fresh journal in a temporary folder under ``--folder``, rotating at
@@ -19,10 +19,9 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from baccarat.controller.engine.engine.inputs import Input, NewShoe
-from baccarat.controller.engine.engine.shoe_inputs import shoe_inputs
-from baccarat.controller.journal.journal.journal import Journal
-
+from baccarat.controller.engine.inputs import Input, NewShoe
+from baccarat.controller.engine.shoe_inputs import shoe_inputs
+from baccarat.controller.journal.writer import Journal
 from baccarat.rules.profiles import load_profile
 
 
@@ -37,14 +36,12 @@ def inputs(count: int) -> list[Input]:
     return [replace(inp, ts=round(start + i * 0.8, 6)) for i, inp in enumerate(out[:count])]
 
 
-def run(folder: Path, batch: list[Input], *, fsync: bool, overlap: bool = False) -> list[float]:
+def run(folder: Path, batch: list[Input], *, fsync: bool) -> list[float]:
     """Append every input to a fresh journal; the seconds each append took."""
     times: list[float] = []
     shoe = 0
     with tempfile.TemporaryDirectory(dir=folder, prefix="bench-journal-") as tmp:
-        journal = Journal(
-            Path(tmp), fsync=fsync, profile=load_profile("macau"), overlap=overlap
-        )
+        journal = Journal(Path(tmp), fsync=fsync, profile=load_profile("macau"))
         journal.open()
         clock = time.perf_counter
         for inp in batch:
@@ -100,8 +97,6 @@ def main() -> None:
     )
     report("no fsync", run(args.folder, inputs(args.records), fsync=False))
     report("fdatasync", run(args.folder, inputs(args.synced), fsync=True))
-    # the daemon's way (journal.sync = "overlap"); here each append waits for its own flush
-    report("fdatasync (uring)", run(args.folder, inputs(args.synced), fsync=True, overlap=True))
 
 
 if __name__ == "__main__":

@@ -7,11 +7,14 @@ that reads the pty and publishes each line at QoS 1, nothing else) are measured 
 turns over the same cards. Also printed: the daemon's resident memory after a full shoe
 and its CPU use while idle.
 
-    python bench/latency.py [--cards 1000] [--gap 0.004] [--journal DIR] [--sync overlap|inline]
+    python bench/latency.py [--cards 1000] [--gap 0.004] [--journal DIR]
 
 The cards go at ``--gap`` seconds apart, so that each is measured alone, not queued
 behind the previous one. The daemon runs the ``csm`` profile (an automatic shuffler:
-no burn, no cut card, no end of shoe), so any number of cards is a valid deal.
+no burn, no cut card, no end of shoe), so any number of cards is a valid deal. The
+journal's fdatasync costs what the disk under ``--journal`` makes it cost (the output
+names its file system; on tmpfs it costs nothing). The targets printed are the ones of
+issue 14: daemon p50 within 2.5x and p99 within 3.5x of the bare relay.
 """
 
 from __future__ import annotations
@@ -32,7 +35,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import aiomqtt
-from baccarat.controller.engine.engine.shoe_inputs import shuffled_shoe
+
+from baccarat.controller.engine.shoe_inputs import shuffled_shoe
 
 RELAY = r"""
 import asyncio, os, sys, aiomqtt
@@ -150,16 +154,27 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def start_daemon(
-    folder: Path, port: int, device: str, journal: Path, sync: str = "overlap"
-) -> subprocess.Popen[bytes]:
-    """``baccarat run`` on the pty, csm profile, journal with fdatasync (``sync`` mode)."""
+def filesystem(folder: Path) -> str:
+    """The type of the file system that holds ``folder`` (from /proc/self/mounts)."""
+    best, kind = "", "unknown"
+    target = str(folder.resolve())
+    with contextlib.suppress(OSError), open("/proc/self/mounts", encoding="utf-8") as mounts:
+        for line in mounts:
+            _, mount_point, fs_type, *_ = line.split()
+            inside = target == mount_point or target.startswith(mount_point.rstrip("/") + "/")
+            if inside and len(mount_point) >= len(best):
+                best, kind = mount_point, fs_type
+    return kind
+
+
+def start_daemon(folder: Path, port: int, device: str, journal: Path) -> subprocess.Popen[bytes]:
+    """``baccarat run`` on the pty, csm profile, journal with fdatasync."""
     config = folder / "table.toml"
     config.write_text(
         f'table = "BENCH"\nprofile = "csm"\n'
         f'[device]\nkind = "serial"\npath = "{device}"\nprotocol = "line"\n'
         f'[broker]\nhost = "127.0.0.1"\nport = {port}\n'
-        f'[journal]\nfolder = "{journal}"\nfsync = true\nsync = "{sync}"\n'
+        f'[journal]\nfolder = "{journal}"\nfsync = true\n'
     )
     return subprocess.Popen(
         [
@@ -191,10 +206,6 @@ def main() -> None:
     parser.add_argument("--cards", type=int, default=1000)
     parser.add_argument("--gap", type=float, default=0.004, help="seconds between cards")
     parser.add_argument("--journal", type=Path, help="journal folder (default: a temp dir)")
-    parser.add_argument(
-        "--sync", choices=("overlap", "inline"), default="overlap",
-        help="the daemon's journal.sync: the flush beside the engine, or before it",
-    )
     args = parser.parse_args()
     lines = list(card_lines(args.cards))
     with tempfile.TemporaryDirectory() as tmp:
@@ -205,7 +216,8 @@ def main() -> None:
         procs: list[subprocess.Popen[bytes]] = [broker]
         try:
             print(f"{args.cards} cards, one every {args.gap * 1000:.1f} ms, loopback mosquitto")
-            print(f"journal: {journal} (fdatasync on, sync = {args.sync})")
+            journal.mkdir(parents=True, exist_ok=True)
+            print(f"journal: {journal} ({filesystem(journal)}, fdatasync on)")
             relay_master, relay_pty = open_pty()
             relay = subprocess.Popen(
                 [sys.executable, "-c", RELAY, relay_pty, str(port)], stdout=subprocess.PIPE
@@ -214,7 +226,7 @@ def main() -> None:
             assert relay.stdout is not None
             relay.stdout.readline()
             daemon_master, daemon_pty = open_pty()
-            daemon = start_daemon(folder, port, daemon_pty, journal, args.sync)
+            daemon = start_daemon(folder, port, daemon_pty, journal)
             procs.append(daemon)
             time.sleep(1.5)
             asyncio.run(send_command(port, "shoe"))
@@ -235,8 +247,8 @@ def main() -> None:
             r50, r99 = summary("bare relay", relay_lat)
             d50, d99 = summary("daemon (journal fdatasync)", daemon_lat)
             print(
-                f"  ratio daemon / relay: p50 {d50 / r50:.2f}x (target <= 1.5x), "
-                f"p99 {d99 / r99:.2f}x (target <= 2x)"
+                f"  ratio daemon / relay: p50 {d50 / r50:.2f}x (target <= 2.5x), "
+                f"p99 {d99 / r99:.2f}x (target <= 3.5x)"
             )
             print(
                 f"  daemon resident memory after {args.cards} cards: "

@@ -6,19 +6,19 @@ time (``time.perf_counter``, the same clock in every process here) as each card 
 
     written      the card's last byte written on the pty (this process)
     readable     the event loop finds the pty readable (pyserial-asyncio-fast)
-    event        the decoded card reaches the daemon (Table.on_device_event)
-    sync         the journal record is written, its fdatasync starts
+    handled      the card reaches ``Table.handle``
+    journaled    its record is written and fdatasync'd (``Journal.append`` returns)
     fed          the engine has produced the card's messages
-    serialised   the card message's JSON is being made
-    publish      paho-mqtt's publish() is called for it
-    synced       the fdatasync is done (with ``sync = "inline"``: right after ``sync``)
+    queued       the card message is in the outbox
+    publish      aiomqtt's ``publish`` is called for it
+    paho         paho-mqtt's ``publish`` is called for it
     sent         its bytes are on the broker's socket
     received     a subscriber has it (this process)
 
-and prints p50/p90/p99/max of each step over ``--cards`` cards, the stages in the order of
-their median time. The wrapping costs a few
-microseconds per stage, so the total is a little above latency.py's. A tool for finding
-what to make faster, not a figure to quote.
+and prints p50/p90/p99/max of each step over ``--cards`` cards. The wrapping costs a few
+microseconds per stage, so the total is a little above latency.py's. ``sent`` wraps a
+private function of paho-mqtt (``_sock_send``): this is a measuring tool, not the daemon.
+A tool for finding what to make faster, not a figure to quote.
 
     python bench/latency_stages.py [--cards 400] [--gap 0.004] [--journal DIR]
 """
@@ -42,7 +42,7 @@ import aiomqtt
 sys.path.insert(0, str(Path(__file__).parent))
 import latency  # the bench folder is not a package
 
-STAGES = ("readable", "event", "sync", "synced", "fed", "serialised", "publish", "sent")
+STAGES = ("readable", "handled", "journaled", "fed", "queued", "publish", "paho", "sent")
 
 DAEMON = r"""
 import atexit, json, os, sys, time
@@ -67,20 +67,22 @@ def readable(*_):
     current = {"readable": clock()}
     cards.append(current)
 
-import serial_asyncio_fast
+import aiomqtt
 import paho.mqtt.client as paho
-from baccarat.controller import daemon, engine, journal, messages
+import serial_asyncio_fast
+from baccarat.controller import publisher, table
+from baccarat.controller.engine import engine
+from baccarat.controller.journal import writer
 wrap(serial_asyncio_fast.SerialTransport, "_read_ready", before=readable)
-wrap(daemon.Table, "on_device_event", before=lambda *_: mark("event"))
-from baccarat.controller import datasync
-for kind in (datasync.UringSync, datasync.InlineSync):
-    wrap(kind, "start", before=lambda *_: mark("sync"))
-    wrap(kind, "wait", after=lambda *_: mark("synced"))
+wrap(table.Table, "handle", before=lambda *_: mark("handled"))
+wrap(writer.Journal, "append", after=lambda *_: mark("journaled"))
 wrap(engine.Engine, "feed", after=lambda *_: mark("fed"))
-wrap(messages.Message, "to_bytes",
-     before=lambda m: mark("serialised") if m.topic == "card" else None)
-wrap(paho.Client, "publish",
+wrap(publisher.Outbox, "put",
+     after=lambda box, m: mark("queued") if m.topic.endswith("/card") else None)
+wrap(aiomqtt.Client, "publish",
      before=lambda c, topic, *_: mark("publish") if topic.endswith("/card") else None)
+wrap(paho.Client, "publish",
+     before=lambda c, topic, *_: mark("paho") if topic.endswith("/card") else None)
 wrap(paho.Client, "_sock_send",
      after=lambda c, buf: mark("sent") if b"/card" in bytes(buf[:48]) else None)
 
@@ -161,6 +163,7 @@ def main() -> None:
     pairs = zip(times, cards, strict=True)
     rows = [{"written": w, **card, "received": r} for (w, r), card in pairs]
     complete = [row for row in rows if all(stage in row for stage in STAGES)]
+
     def median_time(stage: str) -> float:
         return statistics.median(row[stage] - row["written"] for row in complete)
 

@@ -1,5 +1,7 @@
-"""Hardware-in-loop: the real ``baccarat run`` process, a virtual shoe on a pty, a real
-mosquitto, and a subscriber that checks what a board would see."""
+"""Hardware-in-loop: the real ``baccarat run`` process and what a board would see.
+
+A virtual shoe on a pty, a real mosquitto, and a subscriber that checks what arrives.
+"""
 
 from __future__ import annotations
 
@@ -195,6 +197,7 @@ async def test_sigkill_mid_round_then_restart(
                 await board.wait_for(mid_round_5, 30)
                 daemon.kill()
                 killed_at = max(board.by_seq())
+                await board.wait_for(lambda r: _status(r) == "offline", 10)  # the last will
                 await asyncio.to_thread(daemon.start)
                 await play
                 await board.wait_for(shoe_closed, SHOE_TIMEOUT)
@@ -339,8 +342,10 @@ async def test_tls_and_password_file(tmp_path: Path, mosquitto_factory: Mosquitt
 async def test_stops_when_the_broker_goes_at_the_same_moment(
     tmp_path: Path, mosquitto: Mosquitto
 ) -> None:
-    """SIGTERM while the connection drops: the shutdown must not be swallowed by the
-    reconnection loop (it once was: the daemon ran on for ever)."""
+    """SIGTERM while the connection drops: the reconnection loop must not swallow it.
+
+    It once did: the daemon ran on for ever.
+    """
     daemon = Daemon(tmp_path, mosquitto)
     try:
         await asyncio.to_thread(daemon.start)

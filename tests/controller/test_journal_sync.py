@@ -1,9 +1,9 @@
-"""The daemon's overlapped journal flush: nothing leaves before its record is on disk.
+"""The daemon's order per input: journal (fdatasync) -> engine -> outbox.
 
 In-process (the daemon's Table on a real mosquitto, a real journal folder), because the
 failure case needs a disk whose flush fails on cue, which cannot exist here: the test's
-disk really writes and flushes, then reports EIO for one record, as a dying disk would.
-The success path runs through the real process in the other daemon tests and the bench.
+disk really writes and flushes, then reports EIO, as a dying disk would. The success path
+runs through the real process in the other daemon tests and the bench.
 """
 
 from __future__ import annotations
@@ -19,46 +19,46 @@ import aiomqtt
 import pytest
 
 from baccarat.cards import parse_card
-from baccarat.controller.config import BrokerConfig, Config, JournalConfig
+from baccarat.controller.config import BrokerConfig, Config, DeviceConfig, JournalConfig
 from baccarat.controller.engine.inputs import DrawCard, NewShoe
-from baccarat.controller.journal.journal import Journal, JournalError
+from baccarat.controller.journal.reader import JournalError
+from baccarat.controller.journal.writer import Journal
 from baccarat.controller.table import Table
+from baccarat.drivers.events import CardDrawn
+from baccarat.messages.bodies import Message
+from baccarat.sim_hardware.virtual_shoe import VirtualShoe
 from support.mosquitto import Mosquitto
 
 WAIT = 10.0
 
 
 class DiskThatFailsOnCue:
-    """Flushes for real; the flush started while ``fail`` is set reports EIO."""
-
-    name = "failing-disk"
+    """Flushes for real; while ``fail`` is set, each flush then reports EIO."""
 
     def __init__(self) -> None:
         self.fail = False
-        self._outcome: bool | None = None
 
-    def start(self, fd: int) -> None:
+    def __call__(self, fd: int) -> None:
         os.fdatasync(fd)
-        self._outcome = not self.fail
-
-    def wait(self) -> None:
-        outcome, self._outcome = self._outcome, None
-        if outcome is False:
+        if self.fail:
             raise OSError(errno.EIO, os.strerror(errno.EIO))
 
-    def close(self) -> None:
-        self._outcome = None
 
-
-def make_table(tmp_path: Path, broker: Mosquitto, disk: DiskThatFailsOnCue) -> Table:
+def make_table(
+    tmp_path: Path,
+    broker: Mosquitto,
+    disk: DiskThatFailsOnCue,
+    device: DeviceConfig | None = None,
+) -> Table:
     config = Config(
         table="T5",
         profile="csm",
+        device=device or DeviceConfig(kind="none"),
         broker=BrokerConfig(host=broker.host, port=broker.port),
         journal=JournalConfig(folder=tmp_path / "journal"),
     )
     table = Table(config)
-    table.journal = Journal(config.journal.folder, fsync=True, profile=table.profile, sync=disk)
+    table.journal = Journal(config.journal.folder, profile=table.profile, datasync=disk)
     return table
 
 
@@ -77,7 +77,7 @@ async def received(sub: aiomqtt.Client, within: float) -> list[dict[str, Any]]:
     return bodies
 
 
-async def test_what_a_failed_flush_produced_is_never_published(
+async def test_nothing_of_an_input_the_journal_could_not_flush_is_published(
     tmp_path: Path, mosquitto: Mosquitto
 ) -> None:
     disk = DiskThatFailsOnCue()
@@ -95,13 +95,12 @@ async def test_what_a_failed_flush_produced_is_never_published(
         last_durable = max(body["seq"] for body in durable)
 
         disk.fail = True
-        with pytest.raises(JournalError, match="cannot sync record 3"):
+        with pytest.raises(JournalError, match="cannot append record 3"):
             table.handle(DrawCard(parse_card("KH"), ts=2.0))
         assert table.fatal.is_set()
-        assert all(e.message.seq is None or e.message.seq <= last_durable
-                   for e in table.outbox._entries)
+        assert all(m.seq is None or m.seq <= last_durable for m in table.outbox)
         async with asyncio.timeout(WAIT):
-            await serving  # the daemon stops; the publisher reconnects to say offline
+            await serving  # the daemon stops, saying offline
         later = await received(sub, 1.0)
     assert [b for b in later if b["seq"] > last_durable] == []
     with Journal(tmp_path / "journal") as journal:
@@ -110,22 +109,90 @@ async def test_what_a_failed_flush_produced_is_never_published(
         assert recovery.inputs == [NewShoe(), DrawCard(parse_card("4S"), ts=1.0)]
 
 
-def test_a_body_that_cannot_be_made_does_not_raise_into_the_input_handler(
-    tmp_path: Path, mosquitto: Mosquitto, caplog: pytest.LogCaptureFixture
+async def test_a_command_the_journal_could_not_flush_is_answered_with_an_error(
+    tmp_path: Path, mosquitto: Mosquitto
 ) -> None:
-    """Small bodies are made when queued; one that fails is left to the publisher, which
-    fails its session and keeps the message (tests/controller/test_publisher_outbox.py)."""
+    disk = DiskThatFailsOnCue()
+    table = make_table(tmp_path, mosquitto, disk)
+    table.recover()
+    disk.fail = True
+    await table.on_command("shoe", b'{"id": 7}', None)
+    assert table.fatal.is_set()
+    (reply,) = [json.loads(m.payload) for m in table.outbox]
+    assert reply["id"] == 7
+    assert not reply["ok"]
+    assert "journal" in reply["error"]
+    table.journal.close()
 
-    class Unmakeable:
-        topic = "card"
-        seq = 41
 
-        def to_bytes(self) -> bytes:
-            raise RuntimeError("no body")
-
+def test_a_body_that_cannot_be_made_is_logged_and_the_table_goes_on(
+    tmp_path: Path,
+    mosquitto: Mosquitto,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     table = make_table(tmp_path, mosquitto, DiskThatFailsOnCue())
-    table._queue(Unmakeable())  # type: ignore[arg-type]
-    (entry,) = table.outbox._entries
-    assert callable(entry.message.payload)
-    assert entry.message.seq == 41
-    assert "message seq 41: no body" in caplog.text
+    table.recover()
+
+    def no_body(message: Message) -> bytes:
+        raise RuntimeError("no body")
+
+    monkeypatch.setattr(Message, "to_bytes", no_body)
+    outcome = table.handle(NewShoe())  # must not raise into the input's source
+    assert outcome.refused is None
+    assert outcome.messages
+    assert len(table.outbox) == 0
+    assert f"message seq {outcome.messages[0].seq} " in caplog.text
+    monkeypatch.undo()
+    table.handle(DrawCard(parse_card("4S"), ts=1.0))
+    assert len(table.outbox) > 0  # the next input's messages go out as usual
+    table.journal.close()
+
+
+async def stopped(serving: asyncio.Task[None]) -> None:
+    """Until the daemon has stopped; a JournalError it stops with is expected."""
+    try:
+        async with asyncio.timeout(WAIT):
+            await serving
+    except* JournalError:
+        pass
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the callback-mode DeviceLink logs the handler's JournalError and acknowledges"
+    " the frame (issue 14); the drivers' iterator source fixes it",
+)
+async def test_a_frame_the_journal_could_not_flush_is_taken_again_after_a_restart(
+    tmp_path: Path, mosquitto: Mosquitto
+) -> None:
+    """Issue 14's acceptance: the disk fails on the third card frame of a framed shoe."""
+    link = tmp_path / "shoe"
+    device = DeviceConfig(kind="serial", path=str(link), protocol="framed", baud=115200)
+    cards = [parse_card(code) for code in ("4S", "KH", "9D")]
+    async with VirtualShoe(link, "framed", baud=115200, retransmit_timeout=0.2) as shoe:
+        disk = DiskThatFailsOnCue()
+        table = make_table(tmp_path, mosquitto, disk, device)
+        serving = asyncio.create_task(table.serve(asyncio.Event()))
+        for card in cards[:2]:
+            shoe.send(CardDrawn(card))
+            async with asyncio.timeout(WAIT):
+                await shoe.drain()  # journaled, then acknowledged
+        disk.fail = True
+        shoe.send(CardDrawn(cards[2]))
+        await stopped(serving)
+        assert table.fatal.is_set()
+        with pytest.raises(TimeoutError):  # the third frame is not acknowledged
+            async with asyncio.timeout(1.0):
+                await shoe.drain()
+
+        stop = asyncio.Event()
+        again = make_table(tmp_path, mosquitto, DiskThatFailsOnCue(), device)
+        serving = asyncio.create_task(again.serve(stop))
+        async with asyncio.timeout(WAIT):
+            await shoe.drain()  # the shoe's retransmission, taken and acknowledged
+        stop.set()
+        await stopped(serving)
+    with Journal(tmp_path / "journal") as journal:
+        inputs = journal.open().inputs
+    assert [inp.card for inp in inputs if isinstance(inp, DrawCard)] == cards

@@ -63,6 +63,19 @@ def in_order_without_gaps(got: list[int], count: int) -> bool:
     return firsts == list(range(1, count + 1))
 
 
+async def test_what_was_acknowledged_out_of_order_before_a_reconnection_is_not_skipped() -> None:
+    outbox = Outbox()
+    put(outbox, 1, 4)
+    first, second = await outbox.next_unsent(), await outbox.next_unsent()
+    outbox.ack(second)  # 2 acknowledged, 1 not: the connection drops
+    outbox.rewind()
+    assert await outbox.next_unsent() is first
+    outbox.ack(first)  # 1 and 2 leave the outbox
+    assert [m.seq for m in outbox] == [3, 4]
+    assert outbox.acked_seq == 2
+    assert [(await outbox.next_unsent()).message.seq for _ in range(2)] == [3, 4]
+
+
 async def test_a_backlog_larger_than_the_window_goes_out_in_order(mosquitto: Mosquitto) -> None:
     outbox = Outbox()
     count = MAX_INFLIGHT * 5 + 7
@@ -92,10 +105,29 @@ async def test_broker_away_then_back_with_more_than_a_window_waiting(
         last = 51 + MAX_INFLIGHT * 3
         await acked(outbox, last)
         assert publisher.counters.connects >= 2
+        assert publisher.counters.failures >= 1
+        assert publisher.backoff.failures == 0  # the delays start over after a connection
     async with broker.client(identifier="board", clean_session=False) as sub:
         await sub.subscribe(TOPIC, qos=1)  # a board that was away all along gets everything
         got = await collect(sub, last)
     assert in_order_without_gaps(got, last)
+
+
+async def test_at_most_a_window_of_messages_waits_for_the_broker(mosquitto: Mosquitto) -> None:
+    outbox = Outbox()
+    async with running(mosquitto, outbox) as publisher:
+        put(outbox, 1, 3)
+        await acked(outbox, 3)
+        mosquitto.pause()  # SIGSTOP: nothing is acknowledged
+        try:
+            put(outbox, 4, 3 + MAX_INFLIGHT * 3)
+            await asyncio.sleep(0.5)
+            assert publisher.counters.in_flight == MAX_INFLIGHT
+            assert len(outbox) == MAX_INFLIGHT * 3
+        finally:
+            mosquitto.resume()
+        await acked(outbox, 3 + MAX_INFLIGHT * 3)
+        assert publisher.counters.in_flight == 0
 
 
 async def test_a_broker_that_stops_acknowledging_fails_the_session(
@@ -116,54 +148,3 @@ async def test_a_broker_that_stops_acknowledging_fails_the_session(
         finally:
             mosquitto.resume()
         await acked(outbox, 10)
-
-
-async def test_a_body_that_cannot_be_made_fails_the_session_not_the_caller(
-    mosquitto: Mosquitto, caplog: pytest.LogCaptureFixture
-) -> None:
-    def broken() -> bytes:
-        raise RuntimeError("no body")
-
-    outbox = Outbox()
-    async with running(mosquitto, outbox) as publisher:
-        put(outbox, 1, 3)
-        await acked(outbox, 3)
-        outbox.put(OutMessage(TOPIC, broken, seq=4))  # the daemon's put: must not raise
-        async with asyncio.timeout(10):
-            while publisher.counters.failures == 0:  # noqa: ASYNC110 - a counter, no event
-                await asyncio.sleep(0.05)
-    assert "publish of seq 4 refused: RuntimeError: no body" in caplog.text
-    assert outbox.acked_seq == 3
-    assert len(outbox) == 1  # kept: it is in the journal too
-
-
-async def test_a_hold_sends_nothing_and_makes_no_large_body_until_released(
-    mosquitto: Mosquitto,
-) -> None:
-    """The daemon holds while an input's record is flushed: small bodies are handed over
-    (their packets made), a body still to be made waits with everything behind it."""
-    made: list[str] = []
-
-    def roads() -> bytes:
-        made.append("roads")
-        return b"m3"
-
-    outbox = Outbox()
-    async with mosquitto.client() as sub:
-        await sub.subscribe(TOPIC, qos=1)
-        async with running(mosquitto, outbox) as publisher:
-            async with asyncio.timeout(10):
-                await publisher.connected.wait()
-            put(outbox, 1, 1)
-            await acked(outbox, 1)
-            publisher.hold()
-            put(outbox, 2, 2)
-            outbox.put(OutMessage(TOPIC, roads, seq=3))
-            put(outbox, 4, 4)
-            assert made == []
-            assert not outbox.next_is_made()  # 3 and 4 wait in the outbox
-            publisher.release()  # 2 written, then 3 made and 4 behind it, in order
-            assert made == ["roads"]
-            got = await collect(sub, 4)
-            await acked(outbox, 4)
-    assert in_order_without_gaps(got, 4)

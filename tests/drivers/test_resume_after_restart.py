@@ -6,7 +6,7 @@ from pathlib import Path
 
 from baccarat.cards import parse_card
 from baccarat.controller.engine.inputs import DrawCard
-from baccarat.controller.journal.journal import Journal
+from baccarat.controller.journal.writer import Journal
 from baccarat.drivers.events import CardDrawn
 from baccarat.drivers.framed import FramedDecoder, FramedEncoder, ack_frame
 

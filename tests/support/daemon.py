@@ -1,5 +1,7 @@
 """The real daemon as a process, and a recording subscriber, for hardware-in-loop tests.
 
+Used as::
+
     daemon = Daemon(tmp_path, broker, device=shoe_path, protocol="framed").start()
     async with Recorder(broker) as board:
         ...
@@ -203,8 +205,10 @@ class Recorder:
                 self._changed.set()
 
     async def wait_for(self, condition: Callable[[Recorder], bool], within: float) -> None:
-        """Until ``condition(self)`` holds, at most ``within`` seconds (then TimeoutError
-        with a summary of what arrived)."""
+        """Until ``condition(self)`` holds, at most ``within`` seconds.
+
+        Then TimeoutError, with a summary of what arrived.
+        """
         try:
             async with asyncio.timeout(within):
                 while not condition(self):
@@ -242,8 +246,11 @@ class Recorder:
 
 
 def replay_journal(daemon: Daemon, profile_toml: Path | None = None) -> list[dict[str, Any]]:
-    """``baccarat journal show --replay`` of every journal file, piped into
-    ``baccarat replay``: the messages the same inputs give, as bodies."""
+    """The messages the journal's inputs give, as bodies.
+
+    ``baccarat journal show --replay`` of the newest journal file, piped into
+    ``baccarat replay``.
+    """
     out: list[dict[str, Any]] = []
     for path in daemon.journal_files()[-1:]:
         lines = subprocess.run(

@@ -1,4 +1,4 @@
-"""What several ``baccarat`` commands share: profile options, reading a file of inputs."""
+"""What the replaying commands (``replay``, ``roads``) share: profile options, a file of inputs."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from collections.abc import Iterator
 from typing import TextIO
 
 from baccarat.controller.engine.replay import replay_lines
-from baccarat.controller.journal.journal import Header
+from baccarat.errors import BaccaratError
 from baccarat.messages.bodies import Message
-from baccarat.rules.profiles import Profile, load_profile
+from baccarat.rules.profiles import load_profile
 
 
 def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,7 +28,7 @@ def open_input(path: str) -> TextIO:
     return open(path, encoding="utf-8", errors="replace")
 
 
-class ReplayError(Exception):
+class ReplayError(BaccaratError):
     """The replay cannot start (bad profile, unreadable file); the text says why."""
 
 
@@ -58,14 +58,3 @@ class ReplayRun:
         """Every message of the replay, in order; closes the file at the end."""
         with self.source:
             yield from replay_lines(self.source, self.profile, on_error=self.report, roads=roads)
-
-
-
-def rule_profile(header: Header, name: str | None, decks: int | None) -> Profile:
-    """The profile named on the command line, else the one the header recorded."""
-    if name is not None:
-        return load_profile(name, decks=decks)
-    if header.profile is None:
-        raise ValueError("the header records no profile: give --profile")
-    profile = Profile.model_validate(header.profile)
-    return profile if decks is None else profile.model_copy(update={"decks": decks})

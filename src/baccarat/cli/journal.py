@@ -16,16 +16,15 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from baccarat.cli.common import rule_profile
 from baccarat.controller.engine.engine import Engine
-from baccarat.controller.journal.journal import (
-    Header,
+from baccarat.controller.journal.reader import (
     JournalError,
     JournalFile,
     Problem,
-    format_ts,
+    header_profile,
     read_journal_file,
 )
+from baccarat.controller.journal.records import Header, format_ts
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -153,7 +152,7 @@ def print_messages(found: JournalFile, profile_name: str | None, decks: int | No
         print(f"baccarat journal: {found.path}: no header, nothing to replay", file=sys.stderr)
         return 2
     try:
-        profile = rule_profile(found.header, profile_name, decks)
+        profile = header_profile(found.header, profile_name, decks)
     except ValueError as exc:
         print(f"baccarat journal: {exc}", file=sys.stderr)
         return 2

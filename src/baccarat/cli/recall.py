@@ -12,10 +12,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from baccarat.cli.common import rule_profile
 from baccarat.controller.config import DEFAULT_JOURNAL
 from baccarat.controller.engine.engine import Engine
-from baccarat.controller.journal.journal import JournalError, read_journal_file
+from baccarat.controller.journal.reader import (
+    JournalError,
+    header_profile,
+    newest_file,
+    read_journal_file,
+)
 from baccarat.messages.bodies import RecallMessage
 
 
@@ -28,24 +32,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="the recall message's body")
 
 
-def newest_file(path: Path) -> Path:
-    """The file itself, or the newest shoe file of a folder; FileNotFoundError if none."""
-    if path.is_dir():
-        files = sorted(path.glob("shoe-*.journal"))
-        if not files:
-            raise FileNotFoundError(f"no shoe-*.journal file in {path}")
-        return files[-1]
-    if not path.is_file():
-        raise FileNotFoundError(f"no such journal: {path}")
-    return path
-
-
 def recall(path: Path) -> RecallMessage | None:
     """The last recall message the journal's newest shoe produced (None: no round yet)."""
     found = read_journal_file(newest_file(path))
     if found.header is None:
         raise JournalError(f"{found.path}: no header")
-    engine = Engine.resume(rule_profile(found.header, None, None), found.header.counters)
+    engine = Engine.resume(header_profile(found.header), found.header.counters)
     last: RecallMessage | None = None
     for _, inp in found.records:
         for message in engine.feed(inp).messages:

@@ -27,6 +27,7 @@ from baccarat.controller.engine.inputs import (
     Reveal,
     VoidRound,
 )
+from baccarat.errors import BaccaratError
 from baccarat.messages.bodies import SCHEMA_VERSION
 
 RequestId = str | int | None
@@ -103,7 +104,7 @@ class Reply(BaseModel):
         return self.model_dump_json(by_alias=True)
 
 
-class CommandError(ValueError):
+class CommandError(BaccaratError, ValueError):
     """A command that is not understood; the text says why."""
 
     def __init__(self, text: str, request_id: RequestId = None) -> None:

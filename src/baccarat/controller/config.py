@@ -8,6 +8,7 @@ A bad configuration is reported naming the field and what is wrong with it
 
 from __future__ import annotations
 
+import logging
 import tomllib
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -20,7 +21,10 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from baccarat.errors import BaccaratError
 from baccarat.rules.profiles import MIN_REAL_DECKS, Profile, load_profile
+
+_log = logging.getLogger(__name__)
 
 DEFAULT_JOURNAL = Path("/var/lib/baccarat-controller")
 TABLE_ID = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
@@ -91,16 +95,20 @@ class JournalConfig(_Section):
 
     folder: Path = DEFAULT_JOURNAL
     fsync: bool = Field(default=True, description="fdatasync each input before acting on it.")
-    sync: Literal["overlap", "inline"] = Field(
-        default="overlap",
-        description=(
-            "overlap: the kernel flushes a record (io_uring) while the engine works out"
-            " what the input means, and nothing derived from it is sent before the flush"
-            " is done; inline where io_uring is missing. inline: fdatasync first, then"
-            " the engine."
-        ),
+    sync: Literal["inline", "overlap"] = Field(
+        default="inline",
+        description='Obsolete: records are always flushed inline; "overlap" is accepted.',
     )
     retention: int = Field(default=200, ge=1, description="Shoe files kept.")
+
+    @model_validator(mode="after")
+    def _obsolete_sync(self) -> JournalConfig:
+        if self.sync == "overlap":
+            _log.warning(
+                'journal.sync = "overlap" is no longer used: each record is flushed'
+                " (fdatasync) before the engine sees its input; remove the setting"
+            )
+        return self
 
 
 class Config(BaseSettings):
@@ -154,7 +162,7 @@ class Config(BaseSettings):
         return f"{self.topic_prefix}/{self.table}/{name}"
 
 
-class ConfigError(Exception):
+class ConfigError(BaccaratError):
     """A configuration that cannot be used; the text names the field and the problem."""
 
 

@@ -24,7 +24,7 @@ from baccarat.controller.engine.inputs import (
     Reveal,
     VoidRound,
 )
-from baccarat.controller.journal.journal import Journal
+from baccarat.controller.journal.writer import Journal
 
 EVERY_INPUT: list[Input] = [
     NewShoe(),

@@ -14,7 +14,8 @@ import pytest
 from baccarat.controller.engine.engine import Engine
 from baccarat.controller.engine.inputs import Input, NewShoe, OpenRound
 from baccarat.controller.engine.shoe_inputs import shoe_inputs
-from baccarat.controller.journal.journal import Journal, file_name
+from baccarat.controller.journal.records import file_name
+from baccarat.controller.journal.writer import Journal
 from baccarat.rules.profiles import load_profile
 
 ROOT = Path(__file__).resolve().parents[2]

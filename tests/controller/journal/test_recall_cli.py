@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from baccarat.controller.engine.inputs import parse_input
-from baccarat.controller.journal.journal import Journal
+from baccarat.controller.journal.writer import Journal
 from baccarat.rules.profiles import load_profile
 
 

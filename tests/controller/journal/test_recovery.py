@@ -18,16 +18,9 @@ from baccarat.controller.engine.inputs import (
     OpenRound,
     VoidRound,
 )
-from baccarat.controller.journal.journal import (
-    HEX_SHOWN,
-    Journal,
-    Recovery,
-    decode_record,
-    encode_record,
-    file_name,
-    read_journal_file,
-    scan,
-)
+from baccarat.controller.journal.reader import HEX_SHOWN, read_journal_file, scan
+from baccarat.controller.journal.records import decode_record, encode_record, file_name
+from baccarat.controller.journal.writer import Journal, Recovery
 
 Writer = Callable[..., Path]
 Starts = Callable[[bytes], list[int]]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import math
+import os
 import subprocess
 import sys
 import textwrap
@@ -24,17 +26,15 @@ from baccarat.controller.engine.inputs import (
     VoidRound,
 )
 from baccarat.controller.engine.shoe_inputs import shoe_inputs
-from baccarat.controller.journal.journal import (
-    Journal,
-    JournalError,
-    JournalLockedError,
+from baccarat.controller.journal.reader import JournalError, read_journal_file
+from baccarat.controller.journal.records import (
     UnrecordableInputError,
     as_recorded,
     decode_record,
     encode_record,
     file_name,
-    read_journal_file,
 )
+from baccarat.controller.journal.writer import Journal, JournalLockedError
 from baccarat.messages.bodies import Message
 from baccarat.rules.profiles import load_profile
 
@@ -332,7 +332,8 @@ _FULL_DISK = textwrap.dedent(
     import resource, signal, sys
     from pathlib import Path
     from baccarat.controller.engine.inputs import VoidRound
-    from baccarat.controller.journal.journal import Journal, JournalError
+    from baccarat.controller.journal.reader import JournalError
+    from baccarat.controller.journal.writer import Journal
 
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     journal = Journal(Path(sys.argv[1]), fsync=True)
@@ -384,3 +385,53 @@ def test_a_failed_rotation_goes_on_in_the_current_file(folder: Path, open_journa
     assert journal.rotate({"seq": 0}, NewShoe()) is None
     assert journal.path == folder / file_name(1)
     assert journal.append(OpenRound()) == 2
+
+
+class DiskThatFailsOnCue:
+    """Flushes for real; while ``fail`` is set, each flush then reports EIO.
+
+    As a dying disk's would: a real one cannot be had here on cue.
+    """
+
+    def __init__(self) -> None:
+        self.fail = False
+        self.flushes = 0
+
+    def __call__(self, fd: int) -> None:
+        os.fdatasync(fd)
+        self.flushes += 1
+        if self.fail:
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+
+def test_every_record_is_flushed_before_append_returns(folder: Path) -> None:
+    disk = DiskThatFailsOnCue()
+    with Journal(folder, fsync=True, datasync=disk) as journal:
+        journal.open()
+        for count, inp in enumerate((NewShoe(), OpenRound(), DrawCard(parse_card("4S"))), 1):
+            journal.append(inp)
+            assert disk.flushes == count
+    with Journal(folder, fsync=False, datasync=disk) as journal:
+        journal.open()
+        journal.append(OpenRound())
+        assert disk.flushes == 3  # fsync off: nothing flushed
+
+
+def test_a_failed_flush_cuts_the_record_and_stops_the_journal(folder: Path) -> None:
+    disk = DiskThatFailsOnCue()
+    with Journal(folder, fsync=True, datasync=disk) as journal:
+        journal.open()
+        journal.append(NewShoe())
+        journal.append(OpenRound())
+        size = (folder / file_name(1)).stat().st_size
+        disk.fail = True
+        with pytest.raises(JournalError, match="cannot append record 3"):
+            journal.append(DrawCard(parse_card("4S")))
+        assert (folder / file_name(1)).stat().st_size == size  # cut back: it never was
+        disk.fail = False
+        with pytest.raises(JournalError, match="failed earlier"):
+            journal.append(OpenRound())
+    with Journal(folder) as journal:
+        recovery = journal.open()
+        assert recovery.clean
+        assert recovery.inputs == [NewShoe(), OpenRound()]

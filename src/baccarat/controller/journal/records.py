@@ -1,0 +1,199 @@
+"""The journal's format: file names, the header line, one record line per input.
+
+A journal is a folder of append-only text files, one per shoe, whose names sort in order::
+
+    shoe-000001.journal  shoe-000002.journal  ...
+
+Each file opens with a header and then holds one record per engine input::
+
+    #journal {"version":1,"file":7,"first_record":1235,"counters":{...},"profile":{...}} *3b9ac9ff
+    1235 1718000000.123456 shoe 8 *0c4f1e2a
+    1236 1718000001.500000/42 4S *9e1d77b0
+    1237 - void dealer dropped a card *5a0b3c71
+
+A record is ``<record number> <ts>[/<frame>] <input> *<crc>``. The record number counts up
+by one across files. ``ts`` is the input's time with 6 decimals (more if that is what it
+takes to read back the same float, so a replay feeds the engine exactly what it was fed),
+or ``-`` when the input had none; ``/<frame>`` is the device's frame number, when the
+input came in a numbered frame. The input is its one-line notation (``Input.to_text()``,
+read back by ``parse_input``). ``crc`` is the CRC-32 of the bytes before `` *``, in 8
+lower-case hex digits. The header carries, as JSON, the number of the file's first
+record, the engine's counters before that record (``Engine.counters()``) and the rule
+profile, so that the newest file alone can be replayed after older ones were deleted.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any, TypeGuard
+
+from baccarat.controller.engine.inputs import Input, InputError, parse_input
+from baccarat.errors import BaccaratError
+
+FORMAT_VERSION = 1
+HEADER_TAG = b"#journal"
+
+Counters = dict[str, int]
+Record = tuple[int, Input]
+"""A record number and its input."""
+
+FILE_NAME = re.compile(r"shoe-(\d{6,})\.journal")
+_CRC_HEX = re.compile(rb"[0-9a-f]{8}")
+_NUMBER = re.compile(rb"[0-9]+")
+
+
+class UnrecordableInputError(BaccaratError, ValueError):
+    """An input whose notation would not read back as the same input (see :func:`as_recorded`)."""
+
+
+class RecordError(BaccaratError, ValueError):
+    """A line of a journal file that is not a valid record; the text says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class Header:
+    """The first line of a file: where its numbering starts and what replaying it needs."""
+
+    file: int
+    first_record: int
+    counters: Counters
+    profile: dict[str, Any] | None = None
+    version: int = FORMAT_VERSION
+
+    @property
+    def profile_name(self) -> str | None:
+        """The rule profile's name, if the header has a profile."""
+        name = (self.profile or {}).get("name")
+        return name if isinstance(name, str) else None
+
+
+def file_name(number: int) -> str:
+    """The name of journal file ``number``."""
+    return f"shoe-{number:06d}.journal"
+
+
+def as_recorded(inp: Input) -> Input:
+    """The input as a replay of the journal will read it back (free text normalised).
+
+    Feed the engine this, not the original, for inputs built from free text (a device
+    report, a void reason): ``Journal.append`` refuses any input that differs from it.
+    """
+    recorded = parse_input(inp.to_text(), inp.ts)
+    if inp.device_seq is None:
+        return recorded
+    return replace(recorded, device_seq=inp.device_seq)
+
+
+def encode_record(number: int, inp: Input) -> bytes:
+    """One record line; :class:`UnrecordableInputError` if it would not read back the same."""
+    text = inp.to_text()
+    if inp.ts is not None and not math.isfinite(inp.ts):
+        raise UnrecordableInputError(f"{text!r}: ts {inp.ts!r} is no time")
+    try:
+        text.encode()
+        same = parse_input(text, inp.ts) == replace(inp, device_seq=None)
+    except (InputError, UnicodeEncodeError):
+        same = False
+    if not same:
+        raise UnrecordableInputError(f"{text!r} would not read back as {inp!r}")
+    ts = "-" if inp.ts is None else format_ts(inp.ts)
+    if inp.device_seq is not None:
+        ts += f"/{int(inp.device_seq)}"
+    return _seal(f"{number} {ts} {text}".encode())
+
+
+def format_ts(ts: float) -> str:
+    """Six decimals, or the shortest text that reads back as the same float if that is more."""
+    text = f"{ts:.6f}"
+    return text if float(text) == ts else repr(float(ts))
+
+
+def decode_record(line: bytes) -> Record:
+    """The record number and input of one line without its newline; or :class:`RecordError`."""
+    body = _unseal(line)
+    parts = body.split(b" ", 2)
+    if len(parts) != 3 or not _NUMBER.fullmatch(parts[0]):
+        raise RecordError("not a record: expected '<number> <ts> <input>'")
+    try:
+        stamp, _, device = parts[1].partition(b"/")
+        ts = None if stamp == b"-" else float(stamp)
+        inp = parse_input(parts[2].decode("utf-8"), ts)
+        if device:
+            inp = replace(inp, device_seq=int(device))
+        return int(parts[0]), inp
+    except (ValueError, InputError) as exc:  # UnicodeDecodeError is a ValueError
+        raise RecordError(f"not an input: {exc}") from None
+
+
+def encode_header(header: Header) -> bytes:
+    """The header line of a file."""
+    payload = {
+        "version": header.version,
+        "file": header.file,
+        "first_record": header.first_record,
+        "counters": header.counters,
+        "profile": header.profile,
+    }
+    text = json.dumps(payload, separators=(",", ":"), ensure_ascii=True)
+    return _seal(HEADER_TAG + b" " + text.encode("ascii"))
+
+
+def decode_header(line: bytes) -> Header:
+    """The header of one line without its newline; or :class:`RecordError`."""
+    body = _unseal(line)
+    tag, _, text = body.partition(b" ")
+    if tag != HEADER_TAG:
+        raise RecordError(f"not a journal header: it does not start with {HEADER_TAG.decode()}")
+    try:
+        payload = json.loads(text)
+    except ValueError as exc:
+        raise RecordError(f"header is not JSON: {exc}") from None
+    return _header_from(payload)
+
+
+def _header_from(payload: Any) -> Header:
+    if not isinstance(payload, dict) or payload.get("version") != FORMAT_VERSION:
+        raise RecordError(f"header is not a version {FORMAT_VERSION} journal header")
+    file, first = payload.get("file"), payload.get("first_record")
+    counters, profile = payload.get("counters"), payload.get("profile")
+    if profile is not None and not isinstance(profile, dict):
+        raise RecordError("header's profile is not a table")
+    if _is_count(file) and _is_count(first) and isinstance(counters, dict):
+        try:
+            return Header(file, first, checked_counters(counters), profile)
+        except ValueError as exc:
+            raise RecordError(f"header: {exc}") from None
+    raise RecordError("header lacks file, first_record or counters")
+
+
+def checked_counters(counters: Mapping[str, Any]) -> Counters:
+    """A copy of ``counters``; ValueError unless each is a name and a whole number."""
+    for key, value in counters.items():
+        if not isinstance(key, str) or not _is_count(value):
+            raise ValueError(f"counter {key!r} is not a whole number: {value!r}")
+    return dict(counters)
+
+
+def _is_count(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _seal(body: bytes) -> bytes:
+    return b"%s *%08x\n" % (body, zlib.crc32(body))
+
+
+def _unseal(line: bytes) -> bytes:
+    body, star, crc = line.rpartition(b" *")
+    if not star or not _CRC_HEX.fullmatch(crc):
+        raise RecordError("no CRC at the end of the line")
+    actual = zlib.crc32(body)
+    if int(crc, 16) != actual:
+        raise RecordError(
+            f"CRC mismatch: the line says {crc.decode()}, its bytes give {actual:08x}"
+        )
+    return body

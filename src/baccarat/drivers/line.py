@@ -82,9 +82,16 @@ class LineDecoder:
         self._keep(tail, events)
         return events
 
+    def acknowledgement(self, event: DeviceEvent) -> bytes:
+        """The line protocol has no acknowledgements: always ``b""``."""
+        return b""
+
     def pending_output(self) -> bytes:
         """The line protocol has no acknowledgements: always ``b""``."""
         return b""
+
+    def resume_after(self, seq: int) -> None:
+        """The line protocol has no sequence numbers: nothing to resume."""
 
     def resync(self) -> list[DeviceEvent]:
         """Drop a partial line (the stream was interrupted) and report it."""

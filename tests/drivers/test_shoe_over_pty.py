@@ -398,3 +398,28 @@ async def test_a_consumer_that_raises_is_never_acknowledged(device_link: Path) -
     ]
     assert again == CardDrawn(cards[2], seq=3)
     assert second.counters["duplicates"] == 0  # resumed after 2: card 3 is the next
+
+
+async def test_a_restarted_host_resumes_past_acknowledged_heartbeats(device_link: Path) -> None:
+    """The host recorded card 1, then acknowledged heartbeats it did not record, and
+    stopped; the next host, resumed after card 1, takes card 2 though its frame number is
+    not the one after card 1's."""
+    async with VirtualShoe(
+        device_link, "framed", baud=115200, heartbeat_interval=0.1, retransmit_timeout=0.2
+    ) as shoe:
+        async with SerialSource(str(device_link), "framed", baud=115200) as first:
+            events = aiter(first)
+            shoe.send(CardDrawn(FULL_SHOE[0]))
+            card = await next_of(events, CardDrawn)
+            await next_of(events, Heartbeat)
+            await next_of(events, Heartbeat)
+            await anext(events)  # done with the last heartbeat: it is acknowledged
+        assert card.seq is not None
+        shoe.send(CardDrawn(FULL_SHOE[1]))
+        second = SerialSource(str(device_link), "framed", baud=115200)
+        second.resume_after(card.seq)
+        async with second:
+            following = await next_of(aiter(second), CardDrawn, within=3)
+    assert following.card == FULL_SHOE[1]
+    assert following.seq is not None
+    assert (following.seq - card.seq) % 256 > 1  # heartbeats came between the two

@@ -332,6 +332,8 @@ class FramedDecoder:
     def __init__(self) -> None:
         self._splitter = FrameSplitter()
         self._expected = _ANY_SEQ
+        self._resuming = False  # after resume_after(), until a frame is accepted
+        self._earliest_ahead: int | None = None  # while resuming: the earliest seen ahead
         self._last_accepted: int | None = None
         self._session: int | None = None
         self._ack_due = False
@@ -388,12 +390,18 @@ class FramedDecoder:
     def resume_after(self, seq: int) -> None:
         """The host restarted: frame ``seq`` and those before it are already recorded.
 
-        The device resends what was not acknowledged; those frames are now acknowledged
-        and dropped as duplicates instead of being delivered a second time. A HELLO (the
+        The device resends what was not acknowledged; the frames up to ``seq`` are now
+        acknowledged and dropped as duplicates instead of being delivered a second time.
+        The frames after ``seq`` that the host acknowledged before it stopped but did not
+        record (heartbeats, events it ignores) do not come again, so the device may resume
+        further ahead: frame ``seq + 1`` is accepted at once, a frame further ahead once it
+        comes a second time with no earlier one between (PROTOCOL.md, 6.6). A HELLO (the
         device restarted too) starts over as usual.
         """
         self._last_accepted = seq & 0xFF
         self._expected = (seq + 1) & 0xFF
+        self._resuming = True
+        self._earliest_ahead = None
 
     def resync(self) -> list[DeviceEvent]:
         """Drop a partial frame; keep the sequence state (the device may retransmit)."""
@@ -403,14 +411,32 @@ class FramedDecoder:
         """Accept ``seq`` if it is the next expected one; count duplicates and gaps."""
         self._ack_due = True
         expected = self._expected
-        if expected in (_ANY_SEQ, seq):
+        if expected == _ANY_SEQ or seq == expected or self._resumes_at(seq):
             self._expected = (seq + 1) & 0xFF
             self._last_accepted = seq
+            self._resuming = False
             return True
         if (seq - expected) & 0xFF >= 128:
             self.duplicates += 1
         else:
             self.out_of_order += 1
+        return False
+
+    def _resumes_at(self, seq: int) -> bool:
+        """After a host restart: whether the device resumes at ``seq``, ahead of the next
+        expected frame, because it is the earliest frame it sends again.
+
+        The device's retransmissions start with its oldest unacknowledged frame, so the
+        earliest frame seen ahead, seen a second time with no earlier one between, is
+        where it resumes. A frame ahead seen once is dropped (it comes again).
+        """
+        if not self._resuming or (seq - self._expected) & 0xFF >= 128:
+            return False
+        earliest = self._earliest_ahead
+        if earliest == seq:
+            return True
+        if earliest is None or (seq - self._expected) & 0xFF < (earliest - self._expected) & 0xFF:
+            self._earliest_ahead = seq
         return False
 
     def _hello(self, payload: bytes, seq: int) -> None:

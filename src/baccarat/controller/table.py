@@ -159,8 +159,11 @@ class Table:
         if acked is None:
             return
         tmp = self._cursor_path.with_suffix(".tmp")
-        tmp.write_text(f"{acked}\n", encoding="ascii")
-        os.replace(tmp, self._cursor_path)
+        try:
+            tmp.write_text(f"{acked}\n", encoding="ascii")
+            os.replace(tmp, self._cursor_path)
+        except OSError as exc:  # a hint only: a restart publishes more again, that is all
+            log.warning("cannot write %s: %s", self._cursor_path, exc.strerror or exc)
 
     # ------------------------------------------------------------------ inputs
 

@@ -56,8 +56,10 @@ def cards_published(count: int) -> Callable[[Recorder], bool]:
 
 
 async def journal_sizes(folder: Path, broker: Mosquitto, shoe_path: str) -> list[int]:
-    """The size of the journal's file once each of :data:`CARDS` is recorded (a probe
-    run on an ordinary disk, as table T2)."""
+    """The size of the journal's file once each of :data:`CARDS` is recorded.
+
+    A probe run on an ordinary disk, as table T2.
+    """
     folder.mkdir()  # noqa: ASYNC240 - before anything runs
     profile = str(profile_file(folder, 0))
     sizes: list[int] = []

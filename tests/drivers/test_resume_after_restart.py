@@ -31,8 +31,11 @@ def test_resume_wraps_around_255() -> None:
 
 
 def test_a_device_that_resumes_further_ahead_is_followed_once_it_repeats_itself() -> None:
-    """Frame 4 (a heartbeat) was acknowledged before the host stopped but not recorded:
-    the device resumes with frame 5, which the host takes when it comes a second time."""
+    """The device resumes past a frame the host acknowledged and did not record.
+
+    Frame 4 (a heartbeat) was acknowledged before the host stopped: the device resumes with
+    frame 5, which the host takes when it comes a second time.
+    """
     encoder = FramedEncoder(first_seq=3)
     card, heartbeat, next_card = (
         encoder.encode(CardDrawn(parse_card("AS"))),
@@ -51,8 +54,10 @@ def test_a_device_that_resumes_further_ahead_is_followed_once_it_repeats_itself(
 
 
 def test_resuming_starts_at_the_earliest_frame_the_device_repeats() -> None:
-    """The host opened its port in the middle of the device's retransmission of frames
-    6, 7 and 8: it sees 7 and 8 first, then the whole round again."""
+    """The host opened its port in the middle of the device's retransmission.
+
+    The device repeats frames 6, 7 and 8: the host sees 7 and 8 first, then every round.
+    """
     encoder = FramedEncoder(first_seq=6)
     frames = [encoder.encode(CardDrawn(parse_card(c))) for c in ("3S", "4S", "5S")]
     decoder = FramedDecoder()

@@ -114,8 +114,10 @@ async def test_a_dealt_shoe_with_buttons_arrives_in_order_over_framed(device_lin
 @pytest.mark.slow
 @pytest.mark.parametrize("protocol", ["framed", "line"])
 async def test_unplug_and_replug_mid_shoe(device_link: Path, protocol: str) -> None:
-    """Link down and up are reported, reading resumes within 2 s of the replug, and with
-    ``framed`` no card is lost or duplicated (``line`` loses what was dealt meanwhile)."""
+    """Link down and up are reported, and reading resumes within 2 s of the replug.
+
+    With ``framed`` no card is lost or duplicated (``line`` loses what was dealt meanwhile).
+    """
     replugged_at: list[float] = []
     async with (
         VirtualShoe(device_link, protocol, baud=115200) as shoe,
@@ -356,8 +358,11 @@ class JournalFailedError(Exception):
 
 
 async def test_a_consumer_that_raises_is_never_acknowledged(device_link: Path) -> None:
-    """The event the consumer failed on stays unacknowledged: the shoe sends it again, and
-    the next consumer, resumed after what the first one recorded, takes it once."""
+    """The event the consumer failed on stays unacknowledged, and is taken again once.
+
+    The shoe sends it again, and the next consumer, resumed after what the first one
+    recorded, takes it.
+    """
     cards = FULL_SHOE[:3]
     async with VirtualShoe(
         device_link, "framed", baud=115200, heartbeat_interval=None, retransmit_timeout=0.2
@@ -401,9 +406,11 @@ async def test_a_consumer_that_raises_is_never_acknowledged(device_link: Path) -
 
 
 async def test_a_restarted_host_resumes_past_acknowledged_heartbeats(device_link: Path) -> None:
-    """The host recorded card 1, then acknowledged heartbeats it did not record, and
-    stopped; the next host, resumed after card 1, takes card 2 though its frame number is
-    not the one after card 1's."""
+    """A host resumed after card 1 takes card 2 though heartbeats came between them.
+
+    The first host acknowledged the heartbeats and did not record them, so card 2's frame
+    number is not the one after card 1's.
+    """
     async with VirtualShoe(
         device_link, "framed", baud=115200, heartbeat_interval=0.1, retransmit_timeout=0.2
     ) as shoe:

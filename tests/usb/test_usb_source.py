@@ -324,8 +324,10 @@ async def test_a_slow_consumer_is_not_mistaken_for_a_silent_device(
 
 
 async def _threads_back_to(count: int, within: float = 2.0) -> bool:
-    """Whether the thread count falls back to ``count`` within a grace period (a busy
-    machine may take a moment to finish a joined thread's last bytecodes)."""
+    """Whether the thread count falls back to ``count`` within a grace period.
+
+    A busy machine may take a moment to finish a joined thread's last bytecodes.
+    """
     deadline = time.monotonic() + within
     while threading.active_count() > count and time.monotonic() < deadline:  # noqa: ASYNC110 - no event tells when a thread is gone
         await asyncio.sleep(0.01)

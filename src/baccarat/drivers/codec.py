@@ -45,10 +45,10 @@ class Decoder(Protocol):
         ...
 
     def acknowledgement(self, event: DeviceEvent) -> bytes:
-        """The bytes telling the device it may forget ``event`` (one this decoder returned)
-        and everything before it, or ``b""`` if the protocol has no acknowledgements.
+        """The bytes telling the device it may forget ``event`` and everything before it.
 
-        The host writes them once it has recorded the event.
+        ``event`` is one this decoder returned; the host writes these bytes once it has
+        recorded the event. ``b""`` if the protocol has no acknowledgements.
         """
         ...
 

@@ -169,8 +169,11 @@ class FrameSplitter:
         self.malformed = 0
 
     def split(self, data: bytes) -> list[Piece]:
-        """Feed ``data``; return, in stream order, valid frame bodies (unstuffed: header,
-        payload, CRC) and :class:`Rejected` events for everything else."""
+        """Feed ``data``; return the valid frame bodies and rejections, in stream order.
+
+        A frame body is unstuffed and holds the header, the payload and the CRC; everything
+        else is a :class:`Rejected` event.
+        """
         out: list[Piece] = []
         self.bytes_in += len(data)
         if self._hunting:
@@ -184,8 +187,13 @@ class FrameSplitter:
             self._flag_claimed = False
             data = data[start + 1 :]
         *runs, tail = (self._partial + data).split(_FLAG_BYTE)
-        for run in runs:
-            if run or not self._flag_claimed:
+        crc = binascii.crc_hqx
+        for run in runs:  # the common case first: a valid frame without escapes
+            if run and ESC not in run and len(run) == run[0] + _OVERHEAD and not crc(run, CRC_INIT):
+                self.frames_ok += 1
+                self._flag_claimed = True
+                out.append(run)
+            elif run or not self._flag_claimed:
                 self._judge(run, out)
             else:  # a flag right after a frame's closing flag: the next frame's opening one
                 self._flag_claimed = False
@@ -375,8 +383,11 @@ class FramedDecoder:
         return events
 
     def acknowledgement(self, event: DeviceEvent) -> bytes:
-        """The ACK of the frame that carried ``event``: every event with a ``seq`` came in
-        a frame accepted in sequence; events without one (rejected bytes) have none."""
+        """The ACK of the frame that carried ``event``.
+
+        Every event with a ``seq`` came in a frame accepted in sequence; events without one
+        (rejected bytes) have none.
+        """
         return b"" if event.seq is None else ack_frame(event.seq)
 
     def pending_output(self) -> bytes:
@@ -411,7 +422,7 @@ class FramedDecoder:
         """Accept ``seq`` if it is the next expected one; count duplicates and gaps."""
         self._ack_due = True
         expected = self._expected
-        if expected == _ANY_SEQ or seq == expected or self._resumes_at(seq):
+        if expected in (_ANY_SEQ, seq) or self._resumes_at(seq):
             self._expected = (seq + 1) & 0xFF
             self._last_accepted = seq
             self._resuming = False
@@ -423,8 +434,7 @@ class FramedDecoder:
         return False
 
     def _resumes_at(self, seq: int) -> bool:
-        """After a host restart: whether the device resumes at ``seq``, ahead of the next
-        expected frame, because it is the earliest frame it sends again.
+        """After a host restart: whether the device resumes at ``seq``, past a gap.
 
         The device's retransmissions start with its oldest unacknowledged frame, so the
         earliest frame seen ahead, seen a second time with no earlier one between, is

@@ -238,8 +238,10 @@ class VirtualShoe:
         return True
 
     async def play(self, events: Iterable[DeviceEvent], *, pace: float = 0.0) -> int:
-        """Send ``events`` in order, ``pace`` seconds after each card; return how many
-        were sent (events the protocol cannot carry are skipped)."""
+        """Send ``events`` in order, ``pace`` seconds after each card; return how many were sent.
+
+        Events the protocol cannot carry are skipped.
+        """
         sent = 0
         for event in events:
             if self.send(event):

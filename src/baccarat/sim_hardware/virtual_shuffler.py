@@ -313,7 +313,7 @@ class DeviceHandle:
 
 
 def _timeout_seconds(timeout_ms: int) -> float | None:
-    """libusb's timeout in milliseconds, 0 meaning no limit, as seconds."""
+    """The seconds of libusb's timeout in milliseconds (0: no limit)."""
     return None if timeout_ms == 0 else timeout_ms / 1000
 
 

@@ -28,7 +28,7 @@ from baccarat.sim_hardware.virtual_shuffler import VirtualShuffler
 
 FULL_SHOE = 8 * 52
 DEAL_TIMEOUT = 10.0
-"""Seconds a test waits for its cards before it fails (a full shoe takes well under 1 s)."""
+"""Seconds a test waits for its cards before it fails."""
 OnEvent = Callable[[DeviceEvent, list[Card]], None]
 
 

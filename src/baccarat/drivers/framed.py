@@ -342,7 +342,6 @@ class FramedDecoder:
         self._expected = _ANY_SEQ
         self._resuming = False  # after resume_after(), until a frame is accepted
         self._earliest_ahead: int | None = None  # while resuming: the earliest seen ahead
-        self._last_accepted: int | None = None
         self._session: int | None = None
         self._ack_due = False
         self.duplicates = 0
@@ -392,11 +391,11 @@ class FramedDecoder:
 
     def pending_output(self) -> bytes:
         """The acknowledgement owed for the frames fed so far (one cumulative ACK), or b''."""
-        if not self._ack_due or self._last_accepted is None:
+        if not self._ack_due or self._expected == _ANY_SEQ:
             return b""
         self._ack_due = False
         self.acks_out += 1
-        return ack_frame(self._last_accepted)
+        return ack_frame(self._expected - 1)  # the last frame accepted
 
     def resume_after(self, seq: int) -> None:
         """The host restarted: frame ``seq`` and those before it are already recorded.
@@ -409,7 +408,6 @@ class FramedDecoder:
         comes a second time with no earlier one between (PROTOCOL.md, 6.6). A HELLO (the
         device restarted too) starts over as usual.
         """
-        self._last_accepted = seq & 0xFF
         self._expected = (seq + 1) & 0xFF
         self._resuming = True
         self._earliest_ahead = None
@@ -424,7 +422,6 @@ class FramedDecoder:
         expected = self._expected
         if expected in (_ANY_SEQ, seq) or self._resumes_at(seq):
             self._expected = (seq + 1) & 0xFF
-            self._last_accepted = seq
             self._resuming = False
             return True
         if (seq - expected) & 0xFF >= 128:

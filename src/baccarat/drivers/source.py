@@ -25,6 +25,7 @@ cumulative) never covers an event still waiting to be taken.
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import enum
 import random
@@ -100,12 +101,12 @@ class Batch:
         return cls([(event, b"") for event in events])
 
 
-class DeviceSource:
+class DeviceSource(abc.ABC):
     """The base of every source: one consumer iterates; frames are acknowledged after use.
 
     A subclass starts and stops its transport (:meth:`_open`, :meth:`_close`), hands each
     chunk's events to :meth:`_deliver`, writes acknowledgements in :meth:`_write_ack`, and
-    may be told in :meth:`_taken` that a batch was taken (to read again after a pause).
+    is told in :meth:`_taken` that a batch was taken (to read again after a pause).
     """
 
     def __init__(self, decoder: Decoder) -> None:
@@ -206,15 +207,18 @@ class DeviceSource:
             self._ended = True
             self._batches.put_nowait(None)
 
-
+    @abc.abstractmethod
     async def _open(self) -> None:
-        raise NotImplementedError
+        """Start reading the device in the background."""
 
+    @abc.abstractmethod
     async def _close(self) -> None:
-        raise NotImplementedError
+        """Stop reading and close the device; return once it is closed."""
 
+    @abc.abstractmethod
     def _write_ack(self, ack: bytes) -> None:
-        raise NotImplementedError
+        """Write ``ack`` to the device, or drop it if the device is not there."""
 
+    @abc.abstractmethod
     def _taken(self) -> None:
         """A batch was taken from the queue (a source that paused reading may resume)."""

@@ -237,6 +237,8 @@ async def test_gives_up_after_the_configured_attempts() -> None:
         assert isinstance(event, LinkDown)
         assert "giving up" in event.reason
         assert link.state is LinkState.FAILED
+        with pytest.raises(StopAsyncIteration):
+            await asyncio.wait_for(anext(link), 5)
 
 
 async def test_silence_past_the_heartbeat_timeout_means_link_down() -> None:

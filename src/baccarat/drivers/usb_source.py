@@ -275,12 +275,15 @@ class UsbSource(DeviceSource):
         return not self._quit.wait(delay)
 
     def _give_up(self, reason: str) -> None:
-        """Enter FAILED and say so, unless the search ended because of a stop."""
+        """Enter FAILED, say so and end the iteration, unless a stop ended the search."""
         if self._quit.is_set():
             return
         _log.error("USB shuffler: %s; giving up", reason)
         self.state = LinkState.FAILED
-        self._post([LinkDown(f"{reason}; giving up")])
+        if self._post([LinkDown(f"{reason}; giving up")]):
+            assert self._loop is not None
+            with contextlib.suppress(RuntimeError):  # the loop is already closed
+                self._loop.call_soon_threadsafe(self._end)
 
     def _open_device(self) -> _Link:
         """Find the device, configure it and claim its interface."""

@@ -19,7 +19,6 @@ from collections.abc import Iterable
 
 from baccarat.drivers.codec import Codec, codec_names, get_codec
 from baccarat.drivers.events import DeviceEvent
-from baccarat.drivers.framed import FramedDecoder, known_frames
 from baccarat.sim_hardware.dealer import Dealer
 from baccarat.sim_hardware.faults import FaultInjector, FaultPlan
 
@@ -60,11 +59,9 @@ def encode(codec: Codec, events: Iterable[DeviceEvent], plan: FaultPlan | None) 
     return b"".join(chunks)
 
 
-def run_once(
-    codec: Codec, stream: bytes, chunk: int, *, validate_all: bool = False
-) -> tuple[float, int, int]:
+def run_once(codec: Codec, stream: bytes, chunk: int) -> tuple[float, int, int]:
     """Seconds to decode ``stream``; events out; rejected bytes."""
-    decoder = FramedDecoder(use_known_frames=False) if validate_all else codec.decoder()
+    decoder = codec.decoder()
     pieces = [stream[i : i + chunk] for i in range(0, len(stream), chunk)]
     events = 0
     started = time.perf_counter()
@@ -82,10 +79,6 @@ def main() -> None:
     parser.add_argument("--chunk", type=int, default=4096)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    started = time.perf_counter()
-    known_frames()
-    table_ms = (time.perf_counter() - started) * 1000
-    print(f"framed: table of known frames built once per process in {table_ms:.0f} ms")
     print(f"{'codec':<8}{'input':<7}{'bytes':>10}{'MB/s':>8}{'events/s':>12}{'rejected':>10}")
     for name in codec_names():
         codec = get_codec(name)
@@ -94,13 +87,6 @@ def main() -> None:
             stream = encode(codec, events, plan)
             runs = [run_once(codec, stream, args.chunk) for _ in range(args.repeat)]
             report(name, label, stream, min(runs))
-            if name == "framed":
-                runs = [
-                    run_once(codec, stream, args.chunk, validate_all=True)
-                    for _ in range(args.repeat)
-                ]
-                report(name, label + "*", stream, min(runs))
-    print("* every frame validated and parsed: the fast path of known frames turned off")
 
 
 def report(name: str, label: str, stream: bytes, run: tuple[float, int, int]) -> None:

@@ -30,7 +30,6 @@ from baccarat.drivers.framed import (
     ACK,
     FramedDecoder,
     FramedEncoder,
-    FramedSender,
     ack_frame,
     crc16,
     encode_frame,
@@ -118,7 +117,7 @@ def test_every_event_round_trips_with_its_sequence_number() -> None:
     encoder, decoder = FramedEncoder(), FramedDecoder()
     stream = b"".join(encoder.encode(e) for e in events)
     assert decoder.feed(stream) == [with_seq(e, i % 256) for i, e in enumerate(events)]
-    assert decoder.rejected_bytes == 0
+    assert decoder.counters["rejected_bytes"] == 0
     assert decoder.pending_output() == ack_frame(len(events) - 1)
     assert decoder.pending_output() == b""
 
@@ -212,60 +211,16 @@ def test_every_frame_between_garbage_is_recovered_exactly_once(
     encoder = FramedEncoder()
     stream = lead + b"".join(encoder.encode(event) + garbage for event, garbage in pairs)
     decoder = FramedDecoder()
-    validating = FramedDecoder(use_known_frames=False)
     events: list[DeviceEvent] = []
-    slow_events: list[DeviceEvent] = []
     for chunk in chunked(stream, cuts):
         events += decoder.feed(chunk)
-        slow_events += validating.feed(chunk)
-        assert decoder.pending_output() == validating.pending_output()
     events += decoder.resync()
-    slow_events += validating.resync()
-    assert events == slow_events  # the fast path changes nothing but the speed
-    assert decoder.counters == validating.counters
     delivered = [e for e in events if not isinstance(e, Rejected)]
     assert delivered == [with_seq(event, i) for i, (event, _) in enumerate(pairs)]
     garbage_bytes = len(lead) + sum(len(g) for _, g in pairs)
-    assert decoder.rejected_bytes == garbage_bytes
+    assert decoder.counters["rejected_bytes"] == garbage_bytes
     rejected_sample = sum(len(e.data) for e in events if isinstance(e, Rejected))
     assert rejected_sample <= garbage_bytes
-
-
-def test_sender_retransmits_until_acknowledged_and_releases_on_ack() -> None:
-    sender = FramedSender(window=2, retransmit_timeout=0.5, heartbeat_interval=None, session=9)
-    decoder = FramedDecoder()
-    for card in ALL_CARDS[:3]:
-        sender.queue(CardDrawn(card))
-    sent = [sender.next_frame(0.0), sender.next_frame(0.0)]  # HELLO and the first card
-    assert sender.next_frame(0.1) is None  # window full
-    assert sender.next_deadline() == 0.5
-    again = [sender.next_frame(0.6), sender.next_frame(0.6)]
-    assert again == sent
-    assert sender.retransmissions == 2
-    events = decoder.feed(b"".join(f for f in again if f))
-    assert events == [CardDrawn(ALL_CARDS[0], seq=1)]
-    assert sender.receive(decoder.pending_output()) == 2
-    rest = []
-    while (frame := sender.next_frame(0.7)) is not None:
-        rest.append(frame)
-    assert decoder.feed(b"".join(rest)) == [
-        CardDrawn(ALL_CARDS[1], seq=2),
-        CardDrawn(ALL_CARDS[2], seq=3),
-    ]
-    sender.receive(decoder.pending_output())
-    assert sender.idle
-
-
-def test_sender_sends_heartbeats_when_idle() -> None:
-    sender = FramedSender(heartbeat_interval=1.0, session=1)
-    hello = sender.next_frame(0.0)
-    assert hello is not None
-    sender.receive(ack_frame(0))
-    assert sender.next_frame(0.5) is None
-    assert sender.next_deadline() == 1.0
-    beat = sender.next_frame(1.0)
-    assert beat is not None
-    assert FramedDecoder().feed(hello + beat) == [Heartbeat(seq=1)]
 
 
 def test_ack_frame_layout() -> None:

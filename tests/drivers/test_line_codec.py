@@ -56,7 +56,7 @@ def test_an_overlong_line_is_reported_once_and_never_buffered() -> None:
     events = []
     for _ in range(1000):
         events += decoder.feed(b"Z" * 100)
-        assert len(decoder._partial) <= LINE_MAX
+        assert decoder.buffered <= LINE_MAX
     events += decoder.feed(b"ZZ\nH01\n")
     assert sum(isinstance(e, Rejected) for e in events) == 1
     assert events[-1] == CardDrawn(parse_card("AH"))

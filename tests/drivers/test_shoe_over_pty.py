@@ -1,6 +1,6 @@
 """End to end on real ptys: virtual shoe -> pty -> serial transport -> decoder -> events.
 
-No mocks: the shoe writes to a pty master behind a symlink; DeviceLink opens the symlink
+No mocks: the shoe writes to a pty master behind a symlink; SerialSource opens the symlink
 with pyserial-asyncio-fast, exactly as it opens a USB-serial adapter.
 """
 
@@ -17,7 +17,7 @@ from typing import TypeVar
 import pytest
 
 from baccarat.cards import Card
-from baccarat.drivers import link as link_module
+from baccarat.drivers import serial_source, source
 from baccarat.drivers.codec import get_codec
 from baccarat.drivers.events import (
     CardDrawn,
@@ -27,7 +27,8 @@ from baccarat.drivers.events import (
     LinkUp,
     Rejected,
 )
-from baccarat.drivers.link import DeviceLink, LinkState
+from baccarat.drivers.serial_source import SerialSource
+from baccarat.drivers.source import LinkState
 from baccarat.sim_hardware.dealer import Dealer, shuffled_shoe
 from baccarat.sim_hardware.faults import FaultPlan
 from baccarat.sim_hardware.virtual_shoe import VirtualShoe
@@ -72,7 +73,7 @@ async def test_a_full_eight_deck_shoe_arrives_exactly(
 ) -> None:
     async with (
         VirtualShoe(device_link, protocol, baud=baud) as shoe,
-        DeviceLink(str(device_link), protocol, baud=baud) as link,
+        SerialSource(str(device_link), protocol, baud=baud) as link,
     ):
         events = aiter(link)
         await next_of(events, LinkUp)
@@ -95,7 +96,7 @@ async def test_a_dealt_shoe_with_buttons_arrives_in_order_over_framed(device_lin
     expected = list(dealer.events(codec.carries))
     async with (
         VirtualShoe(device_link, "framed", baud=115200) as shoe,
-        DeviceLink(str(device_link), "framed", baud=115200) as link,
+        SerialSource(str(device_link), "framed", baud=115200) as link,
     ):
         events = aiter(link)
         await next_of(events, LinkUp)
@@ -113,12 +114,14 @@ async def test_a_dealt_shoe_with_buttons_arrives_in_order_over_framed(device_lin
 @pytest.mark.slow
 @pytest.mark.parametrize("protocol", ["framed", "line"])
 async def test_unplug_and_replug_mid_shoe(device_link: Path, protocol: str) -> None:
-    """Link down and up are reported, reading resumes within 2 s of the replug, and with
-    ``framed`` no card is lost or duplicated (``line`` loses what was dealt meanwhile)."""
+    """Link down and up are reported, and reading resumes within 2 s of the replug.
+
+    With ``framed`` no card is lost or duplicated (``line`` loses what was dealt meanwhile).
+    """
     replugged_at: list[float] = []
     async with (
         VirtualShoe(device_link, protocol, baud=115200) as shoe,
-        DeviceLink(str(device_link), protocol, baud=115200) as link,
+        SerialSource(str(device_link), protocol, baud=115200) as link,
     ):
         events = aiter(link)
         await next_of(events, LinkUp)
@@ -185,7 +188,7 @@ async def test_framed_shoe_survives_a_noisy_wire(device_link: Path) -> None:
         VirtualShoe(
             device_link, "framed", baud=115200, faults=plan, retransmit_timeout=0.05
         ) as shoe,
-        DeviceLink(str(device_link), "framed", baud=115200) as link,
+        SerialSource(str(device_link), "framed", baud=115200) as link,
     ):
         events = aiter(link)
         await next_of(events, LinkUp)
@@ -207,14 +210,14 @@ async def test_framed_shoe_survives_a_noisy_wire(device_link: Path) -> None:
     assert counters["retransmissions"] > 0
     assert rejected
     assert shoe.faults.counters["drops"] > 0
-    assert shoe.outbox.counters["retransmissions"] > 0
+    assert shoe.sender.counters["retransmissions"] > 0
 
 
 async def test_line_shoe_on_a_noisy_wire_reports_what_it_throws_away(device_link: Path) -> None:
     plan = FaultPlan(seed=3, garbage_rate=0.05, split_rate=0.3, merge_rate=0.2)
     async with (
         VirtualShoe(device_link, "line", baud=115200, faults=plan) as shoe,
-        DeviceLink(str(device_link), "line", baud=115200) as link,
+        SerialSource(str(device_link), "line", baud=115200) as link,
     ):
         events = aiter(link)
         await next_of(events, LinkUp)
@@ -236,7 +239,7 @@ async def test_missing_heartbeats_mean_link_down(device_link: Path) -> None:
     codec = dataclasses.replace(get_codec("framed"), heartbeat_timeout=0.4)
     async with (
         VirtualShoe(device_link, "framed", baud=115200, heartbeat_interval=None) as shoe,
-        DeviceLink(str(device_link), codec, baud=115200) as link,
+        SerialSource(str(device_link), codec, baud=115200) as link,
     ):
         events = aiter(link)
         await next_of(events, LinkUp)  # the HELLO arrived
@@ -252,7 +255,7 @@ async def test_heartbeats_keep_an_idle_link_up(device_link: Path) -> None:
     codec = dataclasses.replace(get_codec("framed"), heartbeat_timeout=0.6)
     async with (
         VirtualShoe(device_link, "framed", baud=115200, heartbeat_interval=0.15),
-        DeviceLink(str(device_link), codec, baud=115200) as link,
+        SerialSource(str(device_link), codec, baud=115200) as link,
     ):
         events = aiter(link)
         await next_of(events, LinkUp)
@@ -269,18 +272,18 @@ async def test_heartbeats_keep_an_idle_link_up(device_link: Path) -> None:
 async def test_a_slow_consumer_pauses_reading_and_loses_nothing(
     device_link: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(link_module, "QUEUE_HIGH", 20)
-    monkeypatch.setattr(link_module, "QUEUE_LOW", 5)
+    monkeypatch.setattr(serial_source, "QUEUE_HIGH", 20)
+    monkeypatch.setattr(serial_source, "QUEUE_LOW", 5)
     async with (
         VirtualShoe(device_link, "line", baud=115200) as shoe,
-        DeviceLink(str(device_link), "line", baud=115200) as link,
+        SerialSource(str(device_link), "line", baud=115200) as link,
     ):
         events = aiter(link)
         await next_of(events, LinkUp)
         await shoe.play(CardDrawn(card) for card in FULL_SHOE)
         await asyncio.sleep(0.5)  # nobody reads the events meanwhile
         assert link.counters["read_pauses"] >= 1
-        assert link._queue.qsize() < 20 + 1024 // 5
+        assert link.backlog <= 20 + 1  # the batch of the read that paused it
         cards = await collect_cards(events, len(FULL_SHOE), within=10)
     assert cards == FULL_SHOE
 
@@ -288,7 +291,7 @@ async def test_a_slow_consumer_pauses_reading_and_loses_nothing(
 async def test_dump_debug_shows_recent_traffic_in_hex(device_link: Path) -> None:
     async with (
         VirtualShoe(device_link, "framed", baud=115200) as shoe,
-        DeviceLink(str(device_link), "framed", baud=115200) as link,
+        SerialSource(str(device_link), "framed", baud=115200) as link,
     ):
         events = aiter(link)
         await next_of(events, LinkUp)
@@ -303,12 +306,12 @@ async def test_dump_debug_shows_recent_traffic_in_hex(device_link: Path) -> None
 async def test_a_planned_unplug_loses_nothing_over_framed(
     device_link: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(link_module, "RECONNECT_DELAY_MIN", 0.02)
-    monkeypatch.setattr(link_module, "RECONNECT_DELAY_MAX", 0.1)
+    monkeypatch.setattr(source, "RECONNECT_FIRST", 0.02)
+    monkeypatch.setattr(source, "RECONNECT_CAP", 0.1)
     plan = FaultPlan(unplug_after_frames=(100,), unplug_seconds=0.3)
     async with (
         VirtualShoe(device_link, "framed", baud=115200, faults=plan) as shoe,
-        DeviceLink(str(device_link), "framed", baud=115200) as link,
+        SerialSource(str(device_link), "framed", baud=115200) as link,
     ):
         events = aiter(link)
         await next_of(events, LinkUp)
@@ -328,14 +331,14 @@ async def test_a_planned_unplug_loses_nothing_over_framed(
 async def test_frames_are_acknowledged_only_once_the_consumer_is_done(device_link: Path) -> None:
     async with (
         VirtualShoe(device_link, "framed", baud=115200, heartbeat_interval=None) as shoe,
-        DeviceLink(str(device_link), "framed", baud=115200) as link,
+        SerialSource(str(device_link), "framed", baud=115200) as link,
     ):
         events = aiter(link)
         await next_of(events, LinkUp)
         shoe.send(CardDrawn(FULL_SHOE[0]))
         await next_of(events, CardDrawn)  # held by the consumer, not yet done with
         await asyncio.sleep(0.7)  # longer than the shoe's retransmission timeout
-        assert shoe.outbox.in_flight == 1
+        assert shoe.sender.in_flight == 1
 
         async def ask() -> DeviceEvent:
             return await anext(events)
@@ -350,22 +353,80 @@ async def test_frames_are_acknowledged_only_once_the_consumer_is_done(device_lin
     assert link.counters["retransmissions"] >= 1  # the shoe repeated the unacknowledged card
 
 
-async def test_with_a_callback_frames_are_acknowledged_after_it_returns(
-    device_link: Path,
-) -> None:
-    in_flight_during_callback: list[int] = []
-    arrived = asyncio.Event()
-    shoe = VirtualShoe(device_link, "framed", baud=115200, heartbeat_interval=None)
+class JournalFailedError(Exception):
+    """What a consumer raises when it cannot record an event."""
 
-    def on_event(event: DeviceEvent) -> None:
-        if isinstance(event, CardDrawn):
-            in_flight_during_callback.append(shoe.outbox.in_flight)
-            arrived.set()
 
-    link = DeviceLink(str(device_link), "framed", baud=115200, on_event=on_event)
-    async with shoe, link:
-        shoe.send(CardDrawn(FULL_SHOE[0]))
-        async with asyncio.timeout(3):
-            await arrived.wait()
-            await shoe.drain()
-    assert in_flight_during_callback == [1]
+async def test_a_consumer_that_raises_is_never_acknowledged(device_link: Path) -> None:
+    """The event the consumer failed on stays unacknowledged, and is taken again once.
+
+    The shoe sends it again, and the next consumer, resumed after what the first one
+    recorded, takes it.
+    """
+    cards = FULL_SHOE[:3]
+    async with VirtualShoe(
+        device_link, "framed", baud=115200, heartbeat_interval=None, retransmit_timeout=0.2
+    ) as shoe:
+        taken: list[DeviceEvent] = []
+
+        async def record_until_the_disk_fails() -> None:
+            async with SerialSource(str(device_link), "framed", baud=115200) as first:
+                await shoe.play(CardDrawn(card) for card in cards[:2])
+                async for event in first:
+                    taken.append(event)
+                    if event == CardDrawn(cards[1], seq=2):
+                        shoe.send(CardDrawn(cards[2]))  # arrives after we asked for it
+                    if event == CardDrawn(cards[2], seq=3):
+                        raise JournalFailedError("disk full")
+
+        with pytest.raises(JournalFailedError):
+            await record_until_the_disk_fails()
+        assert shoe.sender.unacknowledged == [3]
+        await asyncio.sleep(0.5)  # the shoe repeats card 3 meanwhile: nobody listens
+        assert shoe.sender.unacknowledged == [3]
+        assert shoe.sender.counters["retransmissions"] >= 1
+
+        second = SerialSource(str(device_link), "framed", baud=115200)
+        second.resume_after(2)  # the first consumer recorded up to frame 2
+        async with second:
+            events = aiter(second)
+            again = await next_of(events, CardDrawn)
+            asking = asyncio.create_task(anext(events))  # done with it: asks for the next
+            async with asyncio.timeout(2):
+                await shoe.drain()
+            assert shoe.sender.unacknowledged == []
+            asking.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await asking
+    assert [e for e in taken if isinstance(e, CardDrawn)] == [
+        CardDrawn(card, seq=seq) for seq, card in enumerate(cards, start=1)
+    ]
+    assert again == CardDrawn(cards[2], seq=3)
+    assert second.counters["duplicates"] == 0  # resumed after 2: card 3 is the next
+
+
+async def test_a_restarted_host_resumes_past_acknowledged_heartbeats(device_link: Path) -> None:
+    """A host resumed after card 1 takes card 2 though heartbeats came between them.
+
+    The first host acknowledged the heartbeats and did not record them, so card 2's frame
+    number is not the one after card 1's.
+    """
+    async with VirtualShoe(
+        device_link, "framed", baud=115200, heartbeat_interval=0.1, retransmit_timeout=0.2
+    ) as shoe:
+        async with SerialSource(str(device_link), "framed", baud=115200) as first:
+            events = aiter(first)
+            shoe.send(CardDrawn(FULL_SHOE[0]))
+            card = await next_of(events, CardDrawn)
+            await next_of(events, Heartbeat)
+            await next_of(events, Heartbeat)
+            await anext(events)  # done with the last heartbeat: it is acknowledged
+        assert card.seq is not None
+        shoe.send(CardDrawn(FULL_SHOE[1]))
+        second = SerialSource(str(device_link), "framed", baud=115200)
+        second.resume_after(card.seq)
+        async with second:
+            following = await next_of(aiter(second), CardDrawn, within=3)
+    assert following.card == FULL_SHOE[1]
+    assert following.seq is not None
+    assert (following.seq - card.seq) % 256 > 1  # heartbeats came between the two

@@ -72,7 +72,7 @@ def test_sim_is_a_subcommand_with_devices() -> None:
     args = build_parser("sim").parse_args(["sim", "shoe", "--link", "/tmp/x", "--decks", "6"])
     assert args.decks == 6
     assert args.protocol == "line"
-    assert args._device_module.__name__ == "baccarat.cli.sim"
+    assert args.device_module.__name__ == "baccarat.cli.sim"
 
 
 async def test_listen_prints_events_and_counters(tmp_path: Path) -> None:

@@ -110,6 +110,14 @@ class Daemon:
         assert self._process is not None
         return self._process.pid
 
+    def wait(self, timeout: float) -> int:
+        """Until the process ends by itself; its exit status (raise with the log if not)."""
+        assert self._process is not None
+        try:
+            return self._process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"daemon still running; log:\n{self.log()}") from None
+
     def stop(self, timeout: float = 15.0) -> int:
         """SIGTERM, wait; the exit status."""
         process = self._process

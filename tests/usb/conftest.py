@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from baccarat.drivers import usb_transport
+from baccarat.drivers import source, usb_source
 from baccarat.sim_hardware import virtual_shuffler
 
 
@@ -34,10 +34,10 @@ async def no_leaked_tasks() -> AsyncIterator[None]:
 
 @pytest.fixture(autouse=True)
 def fast_timeouts(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Shrink the transport's and the virtual shuffler's timeouts (all in seconds)."""
-    monkeypatch.setattr(usb_transport, "READ_TIMEOUT", 0.02)
-    monkeypatch.setattr(usb_transport, "HANDOFF_POLL", 0.02)
-    monkeypatch.setattr(usb_transport, "RECONNECT_DELAY_MIN", 0.01)
-    monkeypatch.setattr(usb_transport, "RECONNECT_DELAY_MAX", 0.05)
-    monkeypatch.setattr(usb_transport, "STOP_TIMEOUT", 2.0)
+    """Shrink the source's and the virtual shuffler's timeouts (all in seconds)."""
+    monkeypatch.setattr(usb_source, "READ_TIMEOUT", 0.02)
+    monkeypatch.setattr(usb_source, "HANDOFF_POLL", 0.02)
+    monkeypatch.setattr(source, "RECONNECT_FIRST", 0.01)
+    monkeypatch.setattr(source, "RECONNECT_CAP", 0.05)
+    monkeypatch.setattr(usb_source, "STOP_TIMEOUT", 2.0)
     monkeypatch.setattr(virtual_shuffler, "RETRANSMIT_TIMEOUT", 0.05)

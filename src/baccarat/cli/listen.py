@@ -30,7 +30,7 @@ from baccarat.drivers.events import (
     Rejected,
     UnreadableCard,
 )
-from baccarat.drivers.link import DeviceLink
+from baccarat.drivers.serial_source import SerialSource
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -76,7 +76,7 @@ async def listen(
     out: TextIO = sys.stdout,
 ) -> int:
     """Print the events of ``device`` as they arrive; return 0."""
-    link = DeviceLink(device, protocol, baud=baud)
+    link = SerialSource(device, protocol, baud=baud)
     print(f"listening to {device} ({protocol}, {baud} baud 8N1); Ctrl-C to stop", file=out)
     cards = 0
     async with link, asyncio.TaskGroup() as group:
@@ -97,7 +97,7 @@ async def listen(
     return 0
 
 
-async def _print_counters(link: DeviceLink, every: float, out: TextIO) -> None:
+async def _print_counters(link: SerialSource, every: float, out: TextIO) -> None:
     if every <= 0:
         return
     with contextlib.suppress(asyncio.CancelledError):
@@ -106,7 +106,7 @@ async def _print_counters(link: DeviceLink, every: float, out: TextIO) -> None:
             print_counters(link, out)
 
 
-def print_counters(link: DeviceLink, out: TextIO) -> None:
+def print_counters(link: SerialSource, out: TextIO) -> None:
     """One line with the link's counters that are not zero."""
     counters = " ".join(f"{k}={v}" for k, v in link.counters.items() if v)
     print(f"{_now()} counters: {counters or 'all zero'}", file=out, flush=True)

@@ -40,12 +40,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         device_parser = devices.add_parser(name, help=help_text, description=help_text)
         module = importlib.import_module(module_name)
         module.add_device_arguments(device_parser)
-        device_parser.set_defaults(_device_module=module)
+        device_parser.set_defaults(device_module=module)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the chosen simulated device."""
-    return int(args._device_module.run_device(args))
+    return int(args.device_module.run_device(args))
 
 
 def add_device_arguments(parser: argparse.ArgumentParser) -> None:

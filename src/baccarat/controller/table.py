@@ -27,7 +27,7 @@ import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 from baccarat.controller import sdnotify
 from baccarat.controller.commands import CommandError, Reply, parse_command
@@ -49,6 +49,9 @@ from baccarat.controller.journal.records import as_recorded
 from baccarat.controller.journal.writer import Journal
 from baccarat.controller.publisher import Outbox, OutMessage, Publisher, status_payload
 from baccarat.drivers import events as ev
+from baccarat.drivers.serial_source import SerialSource
+from baccarat.drivers.source import DeviceSource
+from baccarat.drivers.usb_source import UsbSettings, UsbSource
 from baccarat.messages.bodies import Message
 from baccarat.messages.catalog import make_serializers
 
@@ -76,68 +79,16 @@ _BUTTONS: Final[dict[str, Input | None]] = {
 }
 
 
-class DeviceSource(Protocol):
-    """A started driver that hands each device event to a callback, then stops."""
-
-    async def start(self) -> None: ...
-
-    async def stop(self) -> None: ...
-
-    def resume_after(self, seq: int) -> None: ...
-
-
-class _UsbSource:
-    """The USB transport, which is iterated, as a callback source.
-
-    The transport acknowledges a chunk's frames only when the next event is asked for, so
-    an event is journaled (by the callback) before the shuffler may forget it.
-    """
-
-    def __init__(self, transport: Any, on_event: Callable[[ev.DeviceEvent], None]) -> None:
-        self._transport = transport
-        self._on_event = on_event
-        self._task: asyncio.Task[None] | None = None
-
-    async def start(self) -> None:
-        await self._transport.start()
-        self._task = asyncio.create_task(self._pump(), name="usb-events")
-
-    def resume_after(self, seq: int) -> None:
-        """Not needed: the USB transport acknowledges only what was consumed before."""
-        del seq
-
-    async def _pump(self) -> None:
-        async for event in self._transport:
-            self._on_event(event)
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-        await self._transport.stop()
-
-
-def open_device(
-    device: DeviceConfig, on_event: Callable[[ev.DeviceEvent], None]
-) -> DeviceSource | None:
-    """The driver the configuration names, not yet started; ``None`` for kind = none.
-
-    Events are handed to ``on_event`` on the event loop, one at a time; the driver
-    acknowledges them to the device only after ``on_event`` has returned.
-    """
+def open_device(device: DeviceConfig) -> DeviceSource | None:
+    """The source the configuration names, not yet started; ``None`` for kind = none."""
     if device.kind == "serial":
-        from baccarat.drivers.link import DeviceLink
-
         assert device.path is not None
-        return DeviceLink(device.path, device.protocol, baud=device.baud, on_event=on_event)
+        return SerialSource(device.path, device.protocol, baud=device.baud)
     if device.kind == "usb":
-        from baccarat.drivers.usb_transport import UsbSettings, UsbTransport
-
         settings = UsbSettings(
             vendor_id=device.usb_vendor, product_id=device.usb_product, protocol=device.protocol
         )
-        return _UsbSource(UsbTransport(settings), on_event)
+        return UsbSource(settings)
     return None
 
 
@@ -206,8 +157,11 @@ class Table:
         if acked is None:
             return
         tmp = self._cursor_path.with_suffix(".tmp")
-        tmp.write_text(f"{acked}\n", encoding="ascii")
-        os.replace(tmp, self._cursor_path)
+        try:
+            tmp.write_text(f"{acked}\n", encoding="ascii")
+            os.replace(tmp, self._cursor_path)
+        except OSError as exc:  # a hint only: a restart publishes more again, that is all
+            log.warning("cannot write %s: %s", self._cursor_path, exc.strerror or exc)
 
     # ------------------------------------------------------------------ inputs
 
@@ -311,7 +265,7 @@ class Table:
     async def serve(self, stop: asyncio.Event) -> None:
         """Run until ``stop`` is set; then publish what is left and say offline."""
         self.recover()
-        device = open_device(self.config.device, self.on_device_event)
+        device = open_device(self.config.device)
         # What start-up made (modules, schemas, the replayed state) lives as long as the
         # process: keep the garbage collector's full passes off it, so that one of them
         # does not hold a card for milliseconds (measured: bench/latency.py LATENCY_DEBUG).
@@ -319,10 +273,8 @@ class Table:
         gc.freeze()
         if device is None:
             self.device_tried.set()
-        else:
-            if self.last_device_seq is not None:
-                device.resume_after(self.last_device_seq)
-            await device.start()
+        elif self.last_device_seq is not None:
+            device.resume_after(self.last_device_seq)
         async with asyncio.TaskGroup() as group:
             tasks = [
                 group.create_task(self.publisher.run(), name="publisher"),
@@ -330,6 +282,8 @@ class Table:
                 group.create_task(self._watchdog_loop(), name="watchdog"),
                 group.create_task(self._ready(), name="ready"),
             ]
+            if device is not None:
+                tasks.append(group.create_task(self._read_device(device), name="device"))
             await _first(stop.wait(), self.fatal.wait())
             log.info("stopping: closing the device")
             sdnotify.stopping()
@@ -346,6 +300,20 @@ class Table:
             log.info("stopping: waiting for the tasks")
         self.write_cursor()
         self.journal.close()
+
+    async def _read_device(self, device: DeviceSource) -> None:
+        """Handle each device event; asking for the next one acknowledges it to the device.
+
+        An input the journal cannot record ends the loop without asking for the next event,
+        so the device is never told it was received; :meth:`handle` has already logged it
+        and set :attr:`fatal`, which stops the daemon.
+        """
+        async with device:
+            try:
+                async for event in device:
+                    self.on_device_event(event)
+            except JournalError:
+                return
 
     async def _ready(self) -> None:
         with contextlib.suppress(TimeoutError):

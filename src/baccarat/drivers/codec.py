@@ -10,8 +10,10 @@ Adding a shoe vendor is one new module defining ``CODEC: Codec`` and one line in
     from baccarat.drivers.codec import get_codec
     codec = get_codec("framed")
     decoder = codec.decoder()
-    events = decoder.feed(chunk)
-    transport.write(decoder.pending_output())   # acknowledgements, if the protocol has any
+    for event in decoder.feed(chunk):
+        record(event)
+        transport.write(decoder.acknowledgement(event))   # b"" if the protocol has none
+    transport.write(decoder.pending_output())   # for frames that gave no event
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 from typing import Final, Protocol
 
 from baccarat.drivers.events import DeviceEvent
+from baccarat.errors import BaccaratError
 
 CODEC_MODULES: Final[dict[str, str]] = {
     "line": "baccarat.drivers.line",
@@ -41,8 +44,28 @@ class Decoder(Protocol):
         """
         ...
 
+    def acknowledgement(self, event: DeviceEvent) -> bytes:
+        """The bytes telling the device it may forget ``event`` and everything before it.
+
+        ``event`` is one this decoder returned; the host writes these bytes once it has
+        recorded the event. ``b""`` if the protocol has no acknowledgements.
+        """
+        ...
+
     def pending_output(self) -> bytes:
-        """Bytes the host must write back to the device now (acknowledgements), or ``b""``."""
+        """The acknowledgement owed for every frame fed so far, or ``b""``.
+
+        It covers frames that gave no event (duplicates, HELLO), which the host
+        acknowledges once it has recorded every event returned before.
+        """
+        ...
+
+    def resume_after(self, seq: int) -> None:
+        """Frames up to device sequence number ``seq`` were recorded before a host restart.
+
+        A protocol with sequence numbers acknowledges and drops the device's
+        retransmissions of them; one without does nothing.
+        """
         ...
 
     def resync(self) -> list[DeviceEvent]:
@@ -67,7 +90,7 @@ class Encoder(Protocol):
         ...
 
 
-class CodecError(ValueError):
+class CodecError(BaccaratError, ValueError):
     """Base of the codec errors (never raised by a decoder)."""
 
 

@@ -2,8 +2,9 @@
 
 Every codec turns bytes into these and every simulator turns these into bytes. They are
 immutable values (frozen, slotted dataclasses), so equal events compare equal and one
-instance may be shared. ``seq`` is the device's sequence number when the wire protocol
-has one (``framed``), otherwise ``None``; it is keyword-only on every event.
+instance may be shared. ``seq`` is the device's sequence number of the frame that carried
+the event when the wire protocol has one (``framed``: a frame accepted in sequence),
+otherwise ``None``; it is keyword-only on every event.
 
 Events about the link itself (:class:`LinkUp`, :class:`LinkDown`) come from the transport,
 and :class:`Rejected` from a codec that threw bytes away: never from the device.

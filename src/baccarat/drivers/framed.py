@@ -1,28 +1,22 @@
 """The ``framed`` protocol: flag-delimited, byte-stuffed, CRC-checked, acknowledged frames.
 
 The wire format, the frame types and the rules for both sides are specified in
-``PROTOCOL.md`` next to this module; this module is the reference implementation:
+``PROTOCOL.md`` next to this module; this module is the reference implementation of the
+frames and of the host's side:
 
 * :class:`FramedDecoder` is the host side: bytes in, device events out, and the
   acknowledgements to write back (:meth:`FramedDecoder.pending_output`); duplicates are
   dropped by sequence number.
 * :class:`FramedEncoder` turns events into frames with consecutive sequence numbers.
-* :class:`FramedSender` is the device side's reliability (sans I/O, explicit clock):
-  window, retransmission after a timeout, heartbeats, acknowledgements read back.
 
-Hot path notes: a chunk is split on the flag byte with one ``bytes.split``, unstuffing is
-two ``bytes.replace`` calls and only for frames that contain the escape byte, and the CRC
-is ``binascii.crc_hqx`` (CRC-16/CCITT, polynomial 0x1021) checked by its zero residue.
+The device's side (window, retransmission, heartbeats) is
+:mod:`baccarat.drivers.framed_device`.
 """
 
 from __future__ import annotations
 
 import binascii
-import functools
-import random
-from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Final
 
 from baccarat.cards import ALL_CARDS, Card
@@ -72,13 +66,10 @@ BUTTON: Final = 0x30
 FAULT: Final = 0x40
 HEARTBEAT: Final = 0x50
 
-# Timing (seconds), PROTOCOL.md "Timing". The device-side values are the simulator's.
+# The host's timing (seconds), PROTOCOL.md "Timing constants"; the device's is in
+# baccarat.drivers.framed_device.
 ACK_DELAY_MAX: Final = 0.05
-RETRANSMIT_TIMEOUT: Final = 0.5
-HEARTBEAT_INTERVAL: Final = 1.0
 HEARTBEAT_TIMEOUT: Final = 3.0
-WINDOW: Final = 8
-"""Most frames a device may have sent and not yet seen acknowledged (at most 127)."""
 
 _EMPTY_FRAMES: Final[dict[type[DeviceEvent], int]] = {
     CutCard: CUT_CARD,
@@ -88,7 +79,6 @@ _EMPTY_FRAMES: Final[dict[type[DeviceEvent], int]] = {
     ShuffleDone: SHUFFLE_DONE,
     Heartbeat: HEARTBEAT,
 }
-_EMPTY_EVENTS: Final[dict[int, type[DeviceEvent]]] = {v: k for k, v in _EMPTY_FRAMES.items()}
 _CARD_BY_PAYLOAD: Final[dict[bytes, Card]] = {
     bytes((card.rank, ord(card.suit))): card for card in ALL_CARDS
 }
@@ -128,12 +118,9 @@ def encode_frame(seq: int, frame_type: int, payload: bytes = b"") -> bytes:
     return _FLAG_BYTE + stuff(body) + _FLAG_BYTE
 
 
-_ACK_FRAMES: Final[tuple[bytes, ...]] = tuple(encode_frame(s, ACK) for s in range(256))
-
-
 def ack_frame(seq: int) -> bytes:
     """The acknowledgement the host sends for every frame up to and including ``seq``."""
-    return _ACK_FRAMES[seq & 0xFF]
+    return encode_frame(seq, ACK)
 
 
 def event_frame_parts(event: DeviceEvent) -> tuple[int, bytes]:
@@ -153,34 +140,13 @@ def event_frame_parts(event: DeviceEvent) -> tuple[int, bytes]:
     raise NotCarriedError("framed", event)
 
 
-@functools.cache
-def known_frames() -> dict[bytes, DeviceEvent]:
-    """Every valid frame of a small value space, as it is on the wire between its flags,
-    with its event: cards, dealer buttons and payload-less events, with every sequence
-    number (about 16,600 frames, built once per process in a few tens of milliseconds).
-
-    A run of bytes found here is byte-identical to a valid frame, so the decoder skips the
-    CRC and the parsing for it: the decoder's fast path.
-    """
-    events: list[DeviceEvent] = [CardDrawn(card) for card in ALL_CARDS]
-    events += [DealerButton(button) for button in BUTTONS]
-    events += [event_type() for event_type in _EMPTY_FRAMES]
-    table: dict[bytes, DeviceEvent] = {}
-    for event in events:
-        frame_type, payload = event_frame_parts(event)
-        fields = {f: getattr(event, f) for f in event.__dataclass_fields__ if f != "seq"}
-        for seq in range(256):
-            table[encode_frame(seq, frame_type, payload)[1:-1]] = type(event)(**fields, seq=seq)
-    return table
-
-
 def hello_payload(session: int) -> bytes:
     """Payload of a HELLO frame: protocol version and the device's 16-bit session id."""
     return bytes((PROTOCOL_VERSION,)) + (session & 0xFFFF).to_bytes(2, "big")
 
 
 Piece = bytes | Rejected
-"""What :meth:`FrameSplitter.split` yields: a valid frame body, or bytes it rejected."""
+"""What :meth:`FrameSplitter.split` returns: a valid frame body, or bytes it rejected."""
 
 
 class FrameSplitter:
@@ -194,8 +160,7 @@ class FrameSplitter:
     def __init__(self) -> None:
         self._partial = b""
         self._hunting = True
-        self.flag_claimed = False
-        """Whether the last flag seen closed a valid frame (then it is not a rejected byte)."""
+        self._flag_claimed = False  # the last flag closed a valid frame: not a rejected byte
         self.bytes_in = 0
         self.frames_ok = 0
         self.rejected_bytes = 0
@@ -204,96 +169,67 @@ class FrameSplitter:
         self.malformed = 0
 
     def split(self, data: bytes) -> list[Piece]:
-        """Feed ``data``; return, in stream order, valid frame bodies (unstuffed: header,
-        payload, CRC) and :class:`Rejected` events for everything else."""
-        out: list[Piece] = []
-        segments, tail = self.cut(data, out)
-        self._segments(segments, out)
-        self.keep(tail, out)
-        return out
+        """Feed ``data``; return the valid frame bodies and rejections, in stream order.
 
-    def cut(self, data: bytes, out: list[Piece]) -> tuple[list[bytes], bytes]:
-        """First half of :meth:`split`: the complete runs between flags, and the tail.
-
-        A caller with its own fast loop judges each run (:meth:`judge` for the hard ones)
-        and then hands the tail to :meth:`keep`.
+        A frame body is unstuffed and holds the header, the payload and the CRC; everything
+        else is a :class:`Rejected` event.
         """
+        out: list[Piece] = []
         self.bytes_in += len(data)
         if self._hunting:
             start = data.find(_FLAG_BYTE)
             if start < 0:
                 self._reject(data, "no frame start flag", out)
-                return [], b""
+                return out
             if start:
                 self._reject(data[:start], "bytes before a frame start flag", out)
             self._hunting = False
-            self.flag_claimed = False
-            buffer = data[start + 1 :]
-        else:
-            buffer = self._partial + data if self._partial else data
-        segments = buffer.split(_FLAG_BYTE)
-        tail = segments.pop()
-        return segments, tail
-
-    def _segments(self, segments: list[bytes], out: list[Piece]) -> None:
-        """Judge each run of bytes between two flags; the common case stays in this loop."""
-        claimed = self.flag_claimed
+            self._flag_claimed = False
+            data = data[start + 1 :]
+        *runs, tail = (self._partial + data).split(_FLAG_BYTE)
         crc = binascii.crc_hqx
-        fast = 0
-        for seg in segments:
-            if seg:
-                if len(seg) == seg[0] + _OVERHEAD and not crc(seg, CRC_INIT) and 0x7D not in seg:
-                    out.append(seg)
-                    claimed = True
-                    fast += 1
-                    continue
-            elif claimed:
-                claimed = False
-                continue
-            claimed = self.judge(seg, claimed, out)
-        self.flag_claimed = claimed
-        self.frames_ok += fast
+        for run in runs:  # the common case first: a valid frame without escapes
+            if run and ESC not in run and len(run) == run[0] + _OVERHEAD and not crc(run, CRC_INIT):
+                self.frames_ok += 1
+                self._flag_claimed = True
+                out.append(run)
+            elif run or not self._flag_claimed:
+                self._judge(run, out)
+            else:  # a flag right after a frame's closing flag: the next frame's opening one
+                self._flag_claimed = False
+        self._keep(tail, out)
+        return out
 
     def resync(self) -> list[Piece]:
         """Drop a partial frame (the stream was interrupted) and start hunting for a flag."""
         out: list[Piece] = []
         if not self._hunting:
-            lead = b"" if self.flag_claimed else _FLAG_BYTE
+            lead = b"" if self._flag_claimed else _FLAG_BYTE
             if lead or self._partial:
                 self._reject(lead + self._partial, "incomplete frame at interruption", out)
         self._partial = b""
         self._hunting = True
         return out
 
-    def judge(self, seg: bytes, claimed: bool, out: list[Piece]) -> bool:
-        """The slow path: one run between flags, stuffed or invalid; appends to ``out``.
-
-        ``claimed`` says whether the opening flag belongs to the frame before; returns
-        whether the closing flag belongs to this one (it was a valid frame).
-        """
-        self.flag_claimed = claimed
-        self._segment(seg, out)
-        return self.flag_claimed
-
-    def _segment(self, seg: bytes, out: list[Piece]) -> None:
-        lead = b"" if self.flag_claimed else _FLAG_BYTE
-        self.flag_claimed = False
-        if not seg:
-            if lead:
-                self._reject(lead, "flag byte with no frame", out)
+    def _judge(self, run: bytes, out: list[Piece]) -> None:
+        """One run of bytes between two flags: a frame body, or rejected."""
+        lead = b"" if self._flag_claimed else _FLAG_BYTE  # its opening flag, if not shared
+        self._flag_claimed = False
+        if not run:
+            self._reject(lead, "flag byte with no frame", out)
             return
-        body = seg if 0x7D not in seg else unstuff(seg)
-        if body is not None and len(body) >= _OVERHEAD and not binascii.crc_hqx(body, CRC_INIT):
-            if body[0] + _OVERHEAD == len(body):
-                self.frames_ok += 1
-                self.flag_claimed = True
-                out.append(body)
-                return
-            reason = f"length byte says {body[0]} payload bytes, frame has {len(body) - 5}"
-            self.malformed += 1
-        else:
-            reason = self._why_invalid(body)
-        self._reject(lead + seg, reason, out)
+        body = unstuff(run) if ESC in run else run
+        if (
+            body is not None
+            and len(body) >= _OVERHEAD
+            and body[0] + _OVERHEAD == len(body)
+            and not binascii.crc_hqx(body, CRC_INIT)
+        ):
+            self.frames_ok += 1
+            self._flag_claimed = True
+            out.append(body)
+            return
+        self._reject(lead + run, self._why_invalid(body), out)
 
     def _why_invalid(self, body: bytes | None) -> str:
         if body is None:
@@ -302,17 +238,20 @@ class FrameSplitter:
         if len(body) < _OVERHEAD:
             self.malformed += 1
             return f"{len(body)} bytes between flags, a frame has at least {_OVERHEAD}"
-        self.crc_errors += 1
-        expected = crc16(body[:-2])
-        received = int.from_bytes(body[-2:], "big")
-        return f"CRC mismatch: expected 0x{expected:04X}, received 0x{received:04X}"
+        if binascii.crc_hqx(body, CRC_INIT):
+            self.crc_errors += 1
+            expected = crc16(body[:-2])
+            received = int.from_bytes(body[-2:], "big")
+            return f"CRC mismatch: expected 0x{expected:04X}, received 0x{received:04X}"
+        self.malformed += 1
+        return f"length byte says {body[0]} payload bytes, frame has {len(body) - _OVERHEAD}"
 
-    def keep(self, tail: bytes, out: list[Piece]) -> None:
-        """Last half of :meth:`split`: keep the unfinished tail, or reject it if too long."""
+    def _keep(self, tail: bytes, out: list[Piece]) -> None:
+        """Keep the unfinished tail, or reject it if it is longer than any frame."""
         if len(tail) <= MAX_STUFFED:
             self._partial = tail
             return
-        lead = b"" if self.flag_claimed else _FLAG_BYTE
+        lead = b"" if self._flag_claimed else _FLAG_BYTE
         self._reject(lead + tail, f"more than {MAX_STUFFED} bytes without a flag", out)
         self._partial = b""
         self._hunting = True
@@ -341,6 +280,10 @@ def _card_event(payload: bytes, seq: int) -> DeviceEvent:
     return CardDrawn(card, seq=seq)
 
 
+def _unreadable_event(payload: bytes, seq: int) -> DeviceEvent:
+    return UnreadableCard(payload, seq=seq)
+
+
 def _button_event(payload: bytes, seq: int) -> DeviceEvent:
     if len(payload) == 1 and 1 <= payload[0] <= len(BUTTONS):
         return DealerButton(BUTTONS[payload[0] - 1], seq=seq)
@@ -354,26 +297,30 @@ def _fault_event(payload: bytes, seq: int) -> DeviceEvent:
     return DeviceFault(int.from_bytes(payload[:2], "big"), text, seq=seq)
 
 
-def _unreadable_event(payload: bytes, seq: int) -> DeviceEvent:
-    return UnreadableCard(payload, seq=seq)
+def _empty_event(event_type: type[DeviceEvent]) -> Callable[[bytes, int], DeviceEvent]:
+    """The builder of a frame type without payload."""
+
+    def build(payload: bytes, seq: int) -> DeviceEvent:
+        if payload:
+            frame_type = _EMPTY_FRAMES[event_type]
+            return Rejected(payload, f"frame type 0x{frame_type:02X} has no payload", seq=seq)
+        return event_type(seq=seq)
+
+    return build
 
 
-_PAYLOAD_EVENTS: Final[dict[int, Callable[[bytes, int], DeviceEvent]]] = {
+_EVENT_BUILDERS: Final[dict[int, Callable[[bytes, int], DeviceEvent]]] = {
     CARD: _card_event,
     UNREADABLE: _unreadable_event,
     BUTTON: _button_event,
     FAULT: _fault_event,
-}
+} | {frame_type: _empty_event(event_type) for event_type, frame_type in _EMPTY_FRAMES.items()}
+"""Frame type -> the function making its event from the payload and sequence number."""
 
 
 def frame_event(frame_type: int, payload: bytes, seq: int) -> DeviceEvent:
     """The device event a frame carries (a :class:`Rejected` if it carries none)."""
-    empty = _EMPTY_EVENTS.get(frame_type)
-    if empty is not None:
-        if payload:
-            return Rejected(payload, f"frame type 0x{frame_type:02X} has no payload", seq=seq)
-        return empty(seq=seq)
-    build = _PAYLOAD_EVENTS.get(frame_type)
+    build = _EVENT_BUILDERS.get(frame_type)
     if build is None:
         return Rejected(payload, f"unknown frame type 0x{frame_type:02X}", seq=seq)
     return build(payload, seq)
@@ -388,18 +335,15 @@ class FramedDecoder:
     Keeps the next expected sequence number across :meth:`resync` (a reconnection), so a
     frame the device retransmits after an unplug is dropped as a duplicate. A HELLO with a
     new session id (the device restarted) resets the expected sequence number.
-
-    ``use_known_frames=False`` turns the fast path (:func:`known_frames`) off, so every
-    frame is validated and parsed; the results are the same, only slower.
     """
 
-    def __init__(self, *, use_known_frames: bool = True) -> None:
+    def __init__(self) -> None:
         self._splitter = FrameSplitter()
         self._expected = _ANY_SEQ
-        self._last_accepted: int | None = None
+        self._resuming = False  # after resume_after(), until a frame is accepted
+        self._earliest_ahead: int | None = None  # while resuming: the earliest seen ahead
         self._session: int | None = None
         self._ack_due = False
-        self._known_frames = known_frames() if use_known_frames else {}
         self.duplicates = 0
         self.out_of_order = 0
         self.hellos = 0
@@ -419,83 +363,54 @@ class FramedDecoder:
         )
         return counters
 
-    @property
-    def rejected_bytes(self) -> int:
-        """Bytes thrown away so far."""
-        return self._splitter.rejected_bytes
-
     def feed(self, data: bytes) -> list[DeviceEvent]:
         """Consume ``data``; return the events of the new frames and rejections, in order."""
-        splitter = self._splitter
-        pieces: list[Piece] = []
-        segments, tail = splitter.cut(data, pieces)
-        events: list[DeviceEvent] = [p for p in pieces if isinstance(p, Rejected)]
-        claimed = splitter.flag_claimed
-        expected = self._expected
-        known = self._known_frames
-        fast = 0
-        for seg in segments:
-            event = known.get(seg)
-            if event is not None and event.seq == expected:
-                # the common case: a frame already validated once, and next in sequence
-                events.append(event)
-                expected = (expected + 1) & 0xFF
-                claimed = True
-                fast += 1
-            elif not seg and claimed:
-                claimed = False
-            else:
-                self._expected = expected
-                claimed = self._judge(seg, claimed, events)
-                expected = self._expected
-        splitter.flag_claimed = claimed
-        self._expected = expected
-        if fast:
-            splitter.frames_ok += fast
-            self._last_accepted = (expected - 1) & 0xFF
-            self._ack_due = True
-        pieces.clear()
-        splitter.keep(tail, pieces)
-        events.extend(p for p in pieces if isinstance(p, Rejected))
-        return events
-
-    def _judge(self, seg: bytes, claimed: bool, events: list[DeviceEvent]) -> bool:
-        """The general case of :meth:`feed`: validation, HELLO, ACK, duplicates, gaps."""
-        pieces: list[Piece] = []
-        claimed = self._splitter.judge(seg, claimed, pieces)
-        for body in pieces:
+        events: list[DeviceEvent] = []
+        for body in self._splitter.split(data):
             if isinstance(body, Rejected):
                 events.append(body)
                 continue
-            seq = body[1]
-            frame_type = body[2]
-            if frame_type == ACK:
+            seq, frame_type, payload = body[1], body[2], body[3:-2]
+            if frame_type == ACK:  # not a frame of the sequence: no seq, no acknowledgement
                 self.unexpected_frames += 1
-                events.append(Rejected(body, "ACK frame sent by the device", seq=seq))
+                events.append(Rejected(body, f"ACK frame (seq {seq}) sent by the device"))
                 continue
             if frame_type == HELLO:
-                self._hello(body[3:-2], seq)
+                self._hello(payload, seq)
             if self._in_sequence(seq) and frame_type != HELLO:
-                events.append(frame_event(frame_type, body[3:-2], seq))
-        return claimed
+                events.append(frame_event(frame_type, payload, seq))
+        return events
+
+    def acknowledgement(self, event: DeviceEvent) -> bytes:
+        """The ACK of the frame that carried ``event``.
+
+        Every event with a ``seq`` came in a frame accepted in sequence; events without one
+        (rejected bytes) have none.
+        """
+        return b"" if event.seq is None else ack_frame(event.seq)
 
     def pending_output(self) -> bytes:
         """The acknowledgement owed for the frames fed so far (one cumulative ACK), or b''."""
-        if not self._ack_due or self._last_accepted is None:
+        if not self._ack_due or self._expected == _ANY_SEQ:
             return b""
         self._ack_due = False
         self.acks_out += 1
-        return _ACK_FRAMES[self._last_accepted]
+        return ack_frame(self._expected - 1)  # the last frame accepted
 
     def resume_after(self, seq: int) -> None:
         """The host restarted: frame ``seq`` and those before it are already recorded.
 
-        The device resends what was not acknowledged; those frames are now acknowledged
-        and dropped as duplicates instead of being delivered a second time. A HELLO (the
+        The device resends what was not acknowledged; the frames up to ``seq`` are now
+        acknowledged and dropped as duplicates instead of being delivered a second time.
+        The frames after ``seq`` that the host acknowledged before it stopped but did not
+        record (heartbeats, events it ignores) do not come again, so the device may resume
+        further ahead: frame ``seq + 1`` is accepted at once, a frame further ahead once it
+        comes a second time with no earlier one between (PROTOCOL.md, 6.6). A HELLO (the
         device restarted too) starts over as usual.
         """
-        self._last_accepted = seq & 0xFF
         self._expected = (seq + 1) & 0xFF
+        self._resuming = True
+        self._earliest_ahead = None
 
     def resync(self) -> list[DeviceEvent]:
         """Drop a partial frame; keep the sequence state (the device may retransmit)."""
@@ -505,14 +420,30 @@ class FramedDecoder:
         """Accept ``seq`` if it is the next expected one; count duplicates and gaps."""
         self._ack_due = True
         expected = self._expected
-        if expected in (_ANY_SEQ, seq):
+        if expected in (_ANY_SEQ, seq) or self._resumes_at(seq):
             self._expected = (seq + 1) & 0xFF
-            self._last_accepted = seq
+            self._resuming = False
             return True
         if (seq - expected) & 0xFF >= 128:
             self.duplicates += 1
         else:
             self.out_of_order += 1
+        return False
+
+    def _resumes_at(self, seq: int) -> bool:
+        """After a host restart: whether the device resumes at ``seq``, past a gap.
+
+        The device's retransmissions start with its oldest unacknowledged frame, so the
+        earliest frame seen ahead, seen a second time with no earlier one between, is
+        where it resumes. A frame ahead seen once is dropped (it comes again).
+        """
+        if not self._resuming or (seq - self._expected) & 0xFF >= 128:
+            return False
+        earliest = self._earliest_ahead
+        if earliest == seq:
+            return True
+        if earliest is None or (seq - self._expected) & 0xFF < (earliest - self._expected) & 0xFF:
+            self._earliest_ahead = seq
         return False
 
     def _hello(self, payload: bytes, seq: int) -> None:
@@ -544,152 +475,6 @@ class FramedEncoder:
         seq = self.next_seq
         self.next_seq = (seq + 1) & 0xFF
         return encode_frame(seq, frame_type, payload)
-
-
-@dataclass(slots=True)
-class _InFlight:
-    seq: int
-    frame: bytes
-    sent_at: float
-
-
-class FramedSender:
-    """Device-side reliability of ``framed``, without I/O: the caller supplies the clock.
-
-    Events are queued without bound (the device's memory); at most ``window`` frames are
-    in flight. If the oldest frame in flight is not acknowledged ``retransmit_timeout``
-    seconds after it was sent, every frame in flight is sent again, in order (go-back-N).
-    When nothing has been sent for ``heartbeat_interval`` seconds a HEARTBEAT is queued.
-
-    Loop: write every frame :meth:`next_frame` returns; when it returns ``None``, wait for
-    more events, for bytes from the host (:meth:`receive`) or until :meth:`next_deadline`.
-    """
-
-    def __init__(
-        self,
-        *,
-        window: int = WINDOW,
-        retransmit_timeout: float = RETRANSMIT_TIMEOUT,
-        heartbeat_interval: float | None = HEARTBEAT_INTERVAL,
-        session: int | None = None,
-    ) -> None:
-        if not 1 <= window <= 127:
-            raise ValueError("window must be 1..127")
-        self.window = window
-        self.retransmit_timeout = retransmit_timeout
-        self.heartbeat_interval = heartbeat_interval
-        self.session = random.getrandbits(16) if session is None else session & 0xFFFF
-        self._encoder = FramedEncoder()
-        self._queue: deque[tuple[int, bytes]] = deque()
-        self._queue.append((self._encoder.next_seq, self._encoder.hello(self.session)))
-        self._in_flight: deque[_InFlight] = deque()
-        self._cursor = 0  # frames in flight before this index were sent this round
-        self._last_sent: float | None = None
-        self._splitter = FrameSplitter()
-        self.frames_sent = 0
-        self.retransmissions = 0
-        self.acks_in = 0
-        self.stale_acks = 0
-
-    @property
-    def idle(self) -> bool:
-        """Nothing queued and nothing waiting for an acknowledgement."""
-        return not self._queue and not self._in_flight
-
-    @property
-    def queued(self) -> int:
-        """Frames waiting for room in the window."""
-        return len(self._queue)
-
-    @property
-    def in_flight(self) -> int:
-        """Frames sent and not yet acknowledged."""
-        return len(self._in_flight)
-
-    def queue(self, event: DeviceEvent) -> None:
-        """Queue ``event`` for sending; raise :class:`NotCarriedError` if no frame carries it."""
-        seq = self._encoder.next_seq
-        self._queue.append((seq, self._encoder.encode(event)))
-
-    def next_frame(self, now: float) -> bytes | None:
-        """The next frame to write at time ``now`` (retransmissions first), or ``None``."""
-        in_flight = self._in_flight
-        if (
-            in_flight
-            and self._cursor >= len(in_flight)
-            and now - in_flight[0].sent_at >= self.retransmit_timeout
-        ):
-            self._cursor = 0
-        if self._cursor < len(in_flight):
-            entry = in_flight[self._cursor]
-            self._cursor += 1
-            entry.sent_at = now
-            self.retransmissions += 1
-            return self._sent(entry.frame, now)
-        if len(in_flight) >= self.window:
-            return None
-        taken = self._take(now)
-        if taken is None:
-            return None
-        seq, frame = taken
-        in_flight.append(_InFlight(seq, frame, now))
-        self._cursor = len(in_flight)
-        self.frames_sent += 1
-        return self._sent(frame, now)
-
-    def next_deadline(self) -> float | None:
-        """When :meth:`next_frame` may next have something without new input, or ``None``."""
-        deadlines: list[float] = []
-        if self._in_flight:
-            deadlines.append(self._in_flight[0].sent_at + self.retransmit_timeout)
-        elif self.heartbeat_interval is not None and self._last_sent is not None:
-            deadlines.append(self._last_sent + self.heartbeat_interval)
-        return min(deadlines, default=None)
-
-    def receive(self, data: bytes) -> int:
-        """Read bytes from the host; return how many frames its ACKs released."""
-        released = 0
-        for body in self._splitter.split(data):
-            if isinstance(body, bytes) and body[2] == ACK:
-                self.acks_in += 1
-                released += self._release(body[1])
-        return released
-
-    def _release(self, acked: int) -> int:
-        for index, entry in enumerate(self._in_flight):
-            if entry.seq == acked:
-                for _ in range(index + 1):
-                    self._in_flight.popleft()
-                self._cursor = max(0, self._cursor - index - 1)
-                return index + 1
-        self.stale_acks += 1
-        return 0
-
-    def _take(self, now: float) -> tuple[int, bytes] | None:
-        if self._queue:
-            return self._queue.popleft()
-        interval = self.heartbeat_interval
-        last = self._last_sent
-        if interval is not None and last is not None and now - last >= interval:
-            seq = self._encoder.next_seq
-            return seq, self._encoder.encode(Heartbeat())
-        return None
-
-    def _sent(self, frame: bytes, now: float) -> bytes:
-        self._last_sent = now
-        return frame
-
-    @property
-    def counters(self) -> dict[str, int]:
-        """Sender counters."""
-        return {
-            "frames_sent": self.frames_sent,
-            "retransmissions": self.retransmissions,
-            "acks_in": self.acks_in,
-            "stale_acks": self.stale_acks,
-            "queued": len(self._queue),
-            "in_flight": len(self._in_flight),
-        }
 
 
 CODEC: Final = Codec(

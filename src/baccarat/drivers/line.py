@@ -1,7 +1,7 @@
-"""The ``line`` protocol of low-cost scanning shoes: one card code per line, 9600 8N1.
+r"""The ``line`` protocol of low-cost scanning shoes: one card code per line, 9600 8N1.
 
 A card code is a suit letter (``A`` spades, ``H`` hearts, ``C`` clubs, ``D`` diamonds) and
-a two-digit rank ``01``..``13``, ended by ``\\n`` or ``\\r\\n``: ``A01\\r\\n`` is the ace of
+a two-digit rank ``01``..``13``, ended by ``\n`` or ``\r\n``: ``A01\r\n`` is the ace of
 spades. There is no checksum, so the decoder accepts exactly these 52 codes (upper case)
 and rejects, counts and reports anything else, with its bytes. A line longer than
 :data:`LINE_MAX` bytes is reported once and then discarded up to its newline, so the
@@ -27,7 +27,7 @@ for _card in ALL_CARDS:
 
 
 def why_not_card(line: bytes) -> str:
-    """Why ``line`` (without its ``\\n``) is not a scanning-shoe card code."""
+    r"""Why ``line`` (without its ``\n``) is not a scanning-shoe card code."""
     text = line.removesuffix(b"\r")
     if not text:
         return "empty line"
@@ -66,6 +66,11 @@ class LineDecoder:
             "overlong_lines": self.overlong_lines,
         }
 
+    @property
+    def buffered(self) -> int:
+        """Bytes of an unfinished line held until its newline comes."""
+        return len(self._partial)
+
     def feed(self, data: bytes) -> list[DeviceEvent]:
         """Consume ``data``; return the cards of the lines it completes, and rejections."""
         self.bytes_in += len(data)
@@ -82,9 +87,16 @@ class LineDecoder:
         self._keep(tail, events)
         return events
 
+    def acknowledgement(self, event: DeviceEvent) -> bytes:
+        """The line protocol has no acknowledgements: always ``b""``."""
+        return b""
+
     def pending_output(self) -> bytes:
         """The line protocol has no acknowledgements: always ``b""``."""
         return b""
+
+    def resume_after(self, seq: int) -> None:
+        """The line protocol has no sequence numbers: nothing to resume."""
 
     def resync(self) -> list[DeviceEvent]:
         """Drop a partial line (the stream was interrupted) and report it."""
@@ -127,7 +139,7 @@ class LineEncoder:
         self.line_ending = line_ending
 
     def encode(self, event: DeviceEvent) -> bytes:
-        """``A01\\r\\n`` for the ace of spades; raise :class:`NotCarriedError` for anything else."""
+        r"""``A01\r\n`` for the ace of spades; raise :class:`NotCarriedError` for anything else."""
         if not isinstance(event, CardDrawn):
             raise NotCarriedError("line", event)
         return event.card.shoe_code.encode() + self.line_ending

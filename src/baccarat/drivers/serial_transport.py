@@ -7,7 +7,7 @@ go to a callback; :attr:`SerialPort.lost` completes when the port goes away (unp
 hang-up, peer closed) with the reason. :meth:`SerialPort.close` returns only once the
 port is really closed, so it is safe to open the same device again right after.
 
-Reconnection is not this module's business: see :mod:`baccarat.drivers.link`.
+Reconnection is not this module's business: see :mod:`baccarat.drivers.serial_source`.
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ from typing import Final
 import serial
 import serial_asyncio_fast
 
+from baccarat.errors import BaccaratError
+
 log = logging.getLogger(__name__)
 
 OPEN_TIMEOUT: Final = 5.0
@@ -28,7 +30,7 @@ CLOSE_TIMEOUT: Final = 2.0
 """Seconds to wait for a port to finish closing before giving up on it."""
 
 
-class PortError(OSError):
+class PortError(BaccaratError, OSError):
     """A port could not be opened (missing, busy, not a serial device, refused)."""
 
 

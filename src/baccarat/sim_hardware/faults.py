@@ -1,6 +1,6 @@
-"""Fault injection for simulated devices: what a bad cable, a noisy line and a careless
-technician do to the bytes between a device and the host.
+"""Fault injection for simulated devices: bad cables, noisy lines, careless technicians.
 
+What they do to the bytes between a device and the host.
 A :class:`FaultPlan` says what goes wrong and how often; a :class:`FaultInjector` applies
 it, frame by frame, deterministically from the plan's seed. It knows nothing of ptys or
 protocols: it turns each frame the device wants to write into the writes that really

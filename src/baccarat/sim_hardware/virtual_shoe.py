@@ -37,7 +37,7 @@ from typing import Any, Final, Protocol, Self, TypeVar
 
 from baccarat.drivers.codec import Codec, Encoder, get_codec
 from baccarat.drivers.events import CardDrawn, DeviceEvent
-from baccarat.drivers.framed import HEARTBEAT_INTERVAL, RETRANSMIT_TIMEOUT, FramedSender
+from baccarat.drivers.framed_device import HEARTBEAT_INTERVAL, RETRANSMIT_TIMEOUT, FramedSender
 from baccarat.drivers.line import LineEncoder
 from baccarat.sim_hardware.faults import SPLIT_GAP, FaultInjector, FaultPlan
 
@@ -52,8 +52,12 @@ READ_SIZE: Final = 4096
 T = TypeVar("T")
 
 
-class Outbox(Protocol):
-    """What the shoe's writer needs from a protocol's device side."""
+class Sender(Protocol):
+    """What the shoe's writer needs from a protocol's device side.
+
+    :class:`~baccarat.drivers.framed_device.FramedSender` is one; :class:`LineSender`
+    another.
+    """
 
     @property
     def idle(self) -> bool:
@@ -87,7 +91,7 @@ class Outbox(Protocol):
         ...
 
 
-class LineOutbox:
+class LineSender:
     """The device side of ``line``: frames written once, nothing comes back."""
 
     def __init__(self, encoder: Encoder) -> None:
@@ -154,17 +158,17 @@ class VirtualShoe:
         self.codec: Codec = get_codec(protocol)
         self.baud = baud
         self.faults = FaultInjector(faults)
-        self.outbox: Outbox
+        self.sender: Sender
         if self.codec.name == "framed":
-            self.outbox = FramedSender(
+            self.sender = FramedSender(
                 retransmit_timeout=retransmit_timeout,
                 heartbeat_interval=heartbeat_interval,
                 session=session,
             )
         elif self.codec.name == "line":
-            self.outbox = LineOutbox(LineEncoder(line_ending))
+            self.sender = LineSender(LineEncoder(line_ending))
         else:
-            self.outbox = LineOutbox(self.codec.encoder())
+            self.sender = LineSender(self.codec.encoder())
         self._master: int | None = None
         self._slave: int | None = None
         self.device_name = ""
@@ -226,7 +230,7 @@ class VirtualShoe:
         if not self.codec.can_carry(event):
             self.counters["skipped_events"] += 1
             return False
-        self.outbox.queue(event)
+        self.sender.queue(event)
         self.events_sent += 1
         self.cards_sent += isinstance(event, CardDrawn)
         self._idle.clear()
@@ -234,8 +238,10 @@ class VirtualShoe:
         return True
 
     async def play(self, events: Iterable[DeviceEvent], *, pace: float = 0.0) -> int:
-        """Send ``events`` in order, ``pace`` seconds after each card; return how many
-        were sent (events the protocol cannot carry are skipped)."""
+        """Send ``events`` in order, ``pace`` seconds after each card; return how many were sent.
+
+        Events the protocol cannot carry are skipped.
+        """
         sent = 0
         for event in events:
             if self.send(event):
@@ -246,11 +252,15 @@ class VirtualShoe:
 
     async def drain(self) -> None:
         """Wait until everything queued is written (``framed``: and acknowledged)."""
-        while not (self.outbox.idle and self._idle.is_set()):
+        while not (self.sender.idle and self._idle.is_set()):
             self._wakeup.set()
             await self._idle.wait()
-            if not self.outbox.idle:
+            if not self.sender.idle:
                 self._idle.clear()
+
+    async def write_raw(self, data: bytes) -> None:
+        """Write ``data`` to the wire as it is, outside the protocol (half a frame, noise)."""
+        await self._write_all(data)
 
     async def unplug(self, seconds: float) -> None:
         """Pull the cable now and plug it back (a new pty, same symlink) after ``seconds``."""
@@ -299,9 +309,9 @@ class VirtualShoe:
             log.warning("%s: reading the pty failed (%s); no more ACKs", self.link, exc)
             asyncio.get_running_loop().remove_reader(self._master)
             return
-        if self.outbox.receive(data):
+        if self.sender.receive(data):
             self._wakeup.set()
-            if self.outbox.idle:
+            if self.sender.idle:
                 self._idle.set()
 
     # -- writing -----------------------------------------------------------------------
@@ -312,13 +322,13 @@ class VirtualShoe:
             self._wakeup.clear()
             if self.faults.unplug_due() and self._unplug_task is None:
                 self._unplug_task = asyncio.create_task(self._planned_unplug())
-            frame = self.outbox.next_frame(loop.time())
+            frame = self.sender.next_frame(loop.time())
             if frame is None:
                 for chunk in self.faults.flush():
                     await self._write(chunk)
-                if self.outbox.idle:
+                if self.sender.idle:
                     self._idle.set()
-                await self._wait(self.outbox.next_deadline())
+                await self._wait(self.sender.next_deadline())
                 continue
             for index, chunk in enumerate(self.faults.apply(frame)):
                 if index:

@@ -1,6 +1,6 @@
 """A virtual USB shuffler: an emulated USB device behind a pyusb backend.
 
-The real USB driver (:mod:`baccarat.drivers.usb_transport`) finds the shuffler with
+The real USB driver (:mod:`baccarat.drivers.usb_source`) finds the shuffler with
 ``usb.core.find(idVendor=..., idProduct=..., backend=backend)`` and then runs unchanged:
 the backend here answers pyusb's :class:`usb.backend.IBackend` calls the way libusb does.
 
@@ -40,8 +40,9 @@ import usb.backend
 import usb.core
 
 from baccarat.cards import Card, shuffled_shoe
-from baccarat.drivers import framed
+from baccarat.drivers import framed_device
 from baccarat.drivers.events import CardDrawn, DeviceEvent, ShuffleDone, ShuffleStarted
+from baccarat.drivers.usb_source import UsbSource
 
 VIRTUAL_SHUFFLER_VID: Final = 0x1209
 """pid.codes' vendor id (https://pid.codes/1209/)."""
@@ -55,9 +56,9 @@ ENDPOINT_OUT: Final = 0x01
 INTERFACE_NUMBER: Final = 0
 CONFIGURATION_VALUE: Final = 1
 
-RETRANSMIT_TIMEOUT = framed.RETRANSMIT_TIMEOUT
+RETRANSMIT_TIMEOUT = framed_device.RETRANSMIT_TIMEOUT
 """Seconds the shuffler waits for an acknowledgement before sending its frames again."""
-HEARTBEAT_INTERVAL = framed.HEARTBEAT_INTERVAL
+HEARTBEAT_INTERVAL = framed_device.HEARTBEAT_INTERVAL
 """Seconds of silence after which the shuffler sends a HEARTBEAT frame."""
 
 _LIBUSB_ERRORS: Final = {
@@ -312,7 +313,7 @@ class DeviceHandle:
 
 
 def _timeout_seconds(timeout_ms: int) -> float | None:
-    """libusb's timeout in milliseconds, 0 meaning no limit, as seconds."""
+    """The seconds of libusb's timeout in milliseconds (0: no limit)."""
     return None if timeout_ms == 0 else timeout_ms / 1000
 
 
@@ -535,7 +536,7 @@ class ShufflerFirmware:
 
     At power-up it sends HELLO, then ShuffleStarted and ShuffleDone, then one CardDrawn
     frame per card, every ``pace`` seconds (0: as fast as the window allows). The
-    reliability is :class:`baccarat.drivers.framed.FramedSender`'s: at most ``window``
+    reliability is :class:`~baccarat.drivers.framed_device.FramedSender`'s: at most ``window``
     frames unacknowledged, all of them sent again after :data:`RETRANSMIT_TIMEOUT`, and a
     HEARTBEAT after :data:`HEARTBEAT_INTERVAL` of silence. Implements :class:`UsbFunction`.
     """
@@ -546,13 +547,13 @@ class ShufflerFirmware:
         seed: int | None = None,
         *,
         pace: float = 0.0,
-        window: int = framed.WINDOW,
+        window: int = framed_device.WINDOW,
         heartbeat: bool = True,
         session: int | None = None,
     ) -> None:
         self.shoe = shuffled_shoe(decks, seed)
         self.pace = pace
-        self.sender = framed.FramedSender(
+        self.sender = framed_device.FramedSender(
             window=window,
             retransmit_timeout=RETRANSMIT_TIMEOUT,
             heartbeat_interval=HEARTBEAT_INTERVAL if heartbeat else None,
@@ -618,7 +619,7 @@ class VirtualShuffler:
         seed: int | None = None,
         *,
         pace: float = 0.0,
-        window: int = framed.WINDOW,
+        window: int = framed_device.WINDOW,
         heartbeat: bool = True,
         packet_size: int = MAX_PACKET_SIZE,
         vendor_id: int = VIRTUAL_SHUFFLER_VID,
@@ -701,12 +702,10 @@ async def demonstrate(
     Pulls the cable every ``unplug_every`` cards for ``unplug_for`` seconds. Returns 0 if the
     driver received exactly the shuffled shoe, 1 otherwise.
     """
-    from baccarat.drivers.usb_transport import UsbTransport
-
     shuffler = VirtualShuffler(decks, seed, pace=pace)
     received: list[Card] = []
     out(f"virtual shuffler 1209:0001, {decks} decks, {len(shuffler.shoe)} cards, seed {seed}")
-    async with UsbTransport(backend=shuffler.backend) as link:
+    async with UsbSource(backend=shuffler.backend) as link:
         async for event in link:
             received += [event.card] if isinstance(event, CardDrawn) else []
             out(f"{len(received):4d}/{len(shuffler.shoe)}  {_describe(event)}")
@@ -715,7 +714,7 @@ async def demonstrate(
                 asyncio.get_running_loop().call_later(unplug_for, shuffler.attach)
             if len(received) == len(shuffler.shoe):
                 break
-        out("counters: " + ", ".join(f"{k}={v}" for k, v in link.link_counters().items()))
+        out("counters: " + ", ".join(f"{k}={v}" for k, v in link.counters.items()))
     exact = received == shuffler.shoe
     out("shoe received exactly" if exact else "shoe NOT received exactly")
     return 0 if exact else 1

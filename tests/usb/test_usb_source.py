@@ -1,9 +1,8 @@
-"""The real USB driver against the virtual shuffler, through pyusb."""
+"""The real USB source against the virtual shuffler, through pyusb."""
 
 from __future__ import annotations
 
 import asyncio
-import random
 import threading
 import time
 from collections.abc import Callable
@@ -13,7 +12,7 @@ import usb.core
 import usb.util
 
 from baccarat.cards import Card
-from baccarat.drivers import usb_transport
+from baccarat.drivers import source, usb_source
 from baccarat.drivers.events import (
     CardDrawn,
     DeviceEvent,
@@ -22,24 +21,19 @@ from baccarat.drivers.events import (
     LinkUp,
     Rejected,
 )
-from baccarat.drivers.usb_transport import (
-    Backoff,
-    LinkState,
-    TransportClosedError,
-    UsbSettings,
-    UsbTransport,
-)
+from baccarat.drivers.source import DeviceSourceError, LinkState
+from baccarat.drivers.usb_source import UsbSettings, UsbSource
 from baccarat.sim_hardware import virtual_shuffler
 from baccarat.sim_hardware.virtual_shuffler import VirtualShuffler
 
 FULL_SHOE = 8 * 52
 DEAL_TIMEOUT = 10.0
-"""Seconds a test waits for its cards before it fails (a full shoe takes well under 1 s)."""
+"""Seconds a test waits for its cards before it fails."""
 OnEvent = Callable[[DeviceEvent, list[Card]], None]
 
 
 async def deal(
-    link: UsbTransport,
+    link: UsbSource,
     cards: int,
     on_event: OnEvent = lambda event, cards: None,
 ) -> tuple[list[Card], list[DeviceEvent]]:
@@ -75,20 +69,20 @@ def assert_no_rejected(events: list[DeviceEvent]) -> None:
 async def test_reads_a_full_8_deck_shoe_exactly(packet_size: int) -> None:
     threads_before = threading.active_count()
     shuffler = VirtualShuffler(decks=8, seed=2024, packet_size=packet_size)
-    async with UsbTransport(backend=shuffler.backend) as link:
+    async with UsbSource(backend=shuffler.backend) as link:
         cards, others = await deal(link, FULL_SHOE)
-        assert link.state is LinkState.CONNECTED
+        assert link.state is LinkState.UP
         assert shuffler.backend.open_handle_count == 1
         assert threading.active_count() == threads_before + 2  # reader and writer
     assert await _threads_back_to(threads_before)
     assert cards == shuffler.shoe
     assert kinds(others[:3]) == ["LinkUp", "ShuffleStarted", "ShuffleDone"]
     assert_no_rejected(others)
-    counters = link.link_counters()
+    counters = link.counters
     assert counters["crc_errors"] == counters["duplicates"] == counters["usb_errors"] == 0
     assert counters["frames_ok"] == FULL_SHOE + 3  # HELLO, ShuffleStarted, ShuffleDone
-    assert counters["bytes_in"] == link.decoder_counters["bytes_in"] > FULL_SHOE * 7
-    assert link.counters.bytes_out > 0
+    assert counters["bytes_in"] == link.decoder.counters["bytes_in"] > FULL_SHOE * 7
+    assert counters["bytes_out"] > 0
     assert link.state is LinkState.STOPPED
     assert shuffler.backend.open_handle_count == 0
 
@@ -106,15 +100,15 @@ async def test_recovers_from_a_detach_mid_shoe() -> None:
         elif isinstance(event, LinkUp):
             handles_at_link_up.append(shuffler.backend.open_handle_count)
 
-    async with UsbTransport(backend=shuffler.backend) as link:
+    async with UsbSource(backend=shuffler.backend) as link:
         cards, others = await deal(link, FULL_SHOE, unplug_and_replug)
     assert cards == shuffler.shoe  # nothing lost, nothing twice
     assert link_events(others) == ["LinkUp", "LinkDown", "LinkUp"]
     down = next(e for e in others if isinstance(e, LinkDown))
     assert "No such device" in down.reason
     assert handles_at_link_up == [1, 1]  # the old handle was released before reopening
-    assert link.counters.reconnects == 1
-    assert link.counters.usb_errors >= 1
+    assert link.counters["reconnects"] == 1
+    assert link.counters["usb_errors"] >= 1
     assert shuffler.firmware.sender.retransmissions > 0
     assert shuffler.backend.open_handle_count == 0
     assert await _threads_back_to(threads_before)
@@ -130,48 +124,73 @@ async def test_survives_several_unplugs_of_different_lengths() -> None:
             shuffler.detach()
             asyncio.get_running_loop().call_later(seconds, shuffler.attach)
 
-    async with UsbTransport(backend=shuffler.backend) as link:
+    async with UsbSource(backend=shuffler.backend) as link:
         cards, others = await deal(link, 104, unplug)
     assert cards == shuffler.shoe
     assert link_events(others) == ["LinkUp"] + ["LinkDown", "LinkUp"] * 4
-    assert link.counters.reconnects == 4
+    assert link.counters["reconnects"] == 4
+
+
+class JournalFailedError(Exception):
+    """What a consumer raises when it cannot record an event."""
+
+
+async def test_a_consumer_that_raises_is_never_acknowledged() -> None:
+    shuffler = VirtualShuffler(decks=1, seed=21, heartbeat=False)
+    failing = shuffler.shoe[4]  # seq 7: after HELLO, ShuffleStarted, ShuffleDone, 4 cards
+
+    async def record_until_the_disk_fails() -> None:
+        async with UsbSource(backend=shuffler.backend) as link:
+            async for event in link:
+                if event == CardDrawn(failing, seq=7):
+                    raise JournalFailedError("disk full")
+
+    with pytest.raises(JournalFailedError):
+        await record_until_the_disk_fails()
+    with shuffler.device.lock:
+        assert 7 in shuffler.firmware.sender.unacknowledged
+    second = UsbSource(backend=shuffler.backend)
+    second.resume_after(6)  # the first consumer recorded up to frame 6
+    async with second:
+        cards, _ = await deal(second, 52 - 4)
+    assert cards == shuffler.shoe[4:]  # from the failed card on, each once
 
 
 async def test_waits_for_a_shuffler_plugged_in_later() -> None:
     shuffler = VirtualShuffler(decks=1, seed=1)
     shuffler.detach()
-    async with UsbTransport(backend=shuffler.backend) as link:
+    async with UsbSource(backend=shuffler.backend) as link:
         await asyncio.sleep(0.1)
-        assert link.state is LinkState.SEARCHING
+        assert link.state in {LinkState.CONNECTING, LinkState.WAITING}
         shuffler.attach()
         cards, others = await deal(link, 52)
     assert cards == shuffler.shoe
     assert link_events(others) == ["LinkUp"]
-    assert link.counters.reconnects == 0
+    assert link.counters["reconnects"] == 0
 
 
 async def test_a_full_queue_holds_the_device_back_and_loses_nothing(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(usb_transport, "QUEUE_SIZE", 2)
+    monkeypatch.setattr(usb_source, "QUEUE_SIZE", 2)
     shuffler = VirtualShuffler(decks=1, seed=3, packet_size=8)
-    async with UsbTransport(backend=shuffler.backend) as link:
+    async with UsbSource(backend=shuffler.backend) as link:
         drawn: list[Card] = []
         while len(drawn) < 52:
-            event = await asyncio.wait_for(link.get(), 5)
+            event = await asyncio.wait_for(anext(link), 5)
             if isinstance(event, CardDrawn):
                 drawn.append(event.card)
             if len(drawn) % 10 == 0:
                 await asyncio.sleep(0.08)  # a slow consumer: the device retransmits meanwhile
     assert drawn == shuffler.shoe
     assert shuffler.firmware.sender.retransmissions > 0
-    assert link.decoder_counters["duplicates"] > 0
+    assert link.counters["duplicates"] > 0
 
 
 async def test_stop_is_prompt_while_the_queue_is_full(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(usb_transport, "QUEUE_SIZE", 1)
+    monkeypatch.setattr(usb_source, "QUEUE_SIZE", 1)
     shuffler = VirtualShuffler(decks=1, seed=3, packet_size=4)
-    link = UsbTransport(backend=shuffler.backend)
+    link = UsbSource(backend=shuffler.backend)
     await link.start()
     await asyncio.sleep(0.1)  # nobody consumes: the reader waits for room
     async with asyncio.timeout(1):
@@ -180,11 +199,11 @@ async def test_stop_is_prompt_while_the_queue_is_full(monkeypatch: pytest.Monkey
 
 
 async def test_stop_is_prompt_while_searching(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(usb_transport, "RECONNECT_DELAY_MIN", 30.0)
-    monkeypatch.setattr(usb_transport, "RECONNECT_DELAY_MAX", 30.0)
+    monkeypatch.setattr(source, "RECONNECT_FIRST", 30.0)
+    monkeypatch.setattr(source, "RECONNECT_CAP", 30.0)
     shuffler = VirtualShuffler(decks=1)
     shuffler.detach()
-    link = UsbTransport(backend=shuffler.backend)
+    link = UsbSource(backend=shuffler.backend)
     await link.start()
     await asyncio.sleep(0.05)
     async with asyncio.timeout(1):
@@ -193,38 +212,40 @@ async def test_stop_is_prompt_while_searching(monkeypatch: pytest.MonkeyPatch) -
 
 async def test_after_stop_the_stream_ends_and_stop_may_be_repeated() -> None:
     shuffler = VirtualShuffler(decks=1, seed=8)
-    link = UsbTransport(backend=shuffler.backend)
+    link = UsbSource(backend=shuffler.backend)
     await link.start()
-    assert isinstance(await link.get(), LinkUp)
+    assert isinstance(await anext(link), LinkUp)
     await link.stop()
     await link.stop()
     remaining = [event async for event in link]  # whatever was queued, then the end
     assert all(not isinstance(e, LinkDown) for e in remaining)
-    with pytest.raises(TransportClosedError):
-        await link.get()
+    with pytest.raises(StopAsyncIteration):
+        await anext(link)
 
 
-async def test_get_before_start_raises() -> None:
-    with pytest.raises(TransportClosedError):
-        await UsbTransport(backend=VirtualShuffler(decks=1).backend).get()
+async def test_iterating_before_start_raises() -> None:
+    with pytest.raises(DeviceSourceError):
+        await anext(UsbSource(backend=VirtualShuffler(decks=1).backend))
 
 
 async def test_gives_up_after_the_configured_attempts() -> None:
     shuffler = VirtualShuffler(decks=1)
     shuffler.detach()
     settings = UsbSettings(max_reconnect_attempts=3)
-    async with UsbTransport(settings, backend=shuffler.backend) as link:
-        event = await asyncio.wait_for(link.get(), 5)
+    async with UsbSource(settings, backend=shuffler.backend) as link:
+        event = await asyncio.wait_for(anext(link), 5)
         assert isinstance(event, LinkDown)
         assert "giving up" in event.reason
         assert link.state is LinkState.FAILED
+        with pytest.raises(StopAsyncIteration):
+            await asyncio.wait_for(anext(link), 5)
 
 
 async def test_silence_past_the_heartbeat_timeout_means_link_down() -> None:
     shuffler = VirtualShuffler(decks=0, heartbeat=False)
     settings = UsbSettings(heartbeat_timeout=0.2)
-    async with UsbTransport(settings, backend=shuffler.backend) as link:
-        events = [await asyncio.wait_for(link.get(), 2) for _ in range(5)]
+    async with UsbSource(settings, backend=shuffler.backend) as link:
+        events = [await asyncio.wait_for(anext(link), 2) for _ in range(5)]
     assert kinds(events) == ["LinkUp", "ShuffleStarted", "ShuffleDone", "LinkDown", "LinkUp"]
     down = events[3]
     assert isinstance(down, LinkDown)
@@ -235,18 +256,18 @@ async def test_heartbeats_keep_an_idle_link_up(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(virtual_shuffler, "HEARTBEAT_INTERVAL", 0.05)
     shuffler = VirtualShuffler(decks=0)
     settings = UsbSettings(heartbeat_timeout=0.3)
-    async with UsbTransport(settings, backend=shuffler.backend) as link:
-        events = [await asyncio.wait_for(link.get(), 2) for _ in range(13)]
+    async with UsbSource(settings, backend=shuffler.backend) as link:
+        events = [await asyncio.wait_for(anext(link), 2) for _ in range(13)]
     assert kinds(events[:3]) == ["LinkUp", "ShuffleStarted", "ShuffleDone"]
     assert all(isinstance(e, Heartbeat) for e in events[3:])
-    assert link.counters.reconnects == 0
+    assert link.counters["reconnects"] == 0
 
 
 async def test_another_vendor_id_is_not_claimed() -> None:
     shuffler = VirtualShuffler(decks=1, vendor_id=0x1209, product_id=0x0002)
     settings = UsbSettings(max_reconnect_attempts=1)
-    async with UsbTransport(settings, backend=shuffler.backend) as link:
-        event = await asyncio.wait_for(link.get(), 2)
+    async with UsbSource(settings, backend=shuffler.backend) as link:
+        event = await asyncio.wait_for(anext(link), 2)
     assert isinstance(event, LinkDown)
     assert "giving up" in event.reason
     assert shuffler.backend.open_handle_count == 0
@@ -257,10 +278,10 @@ async def test_a_busy_interface_is_retried_until_released() -> None:
     squatter = usb.core.find(idVendor=0x1209, idProduct=0x0001, backend=shuffler.backend)
     squatter.set_configuration()
     usb.util.claim_interface(squatter, 0)
-    async with UsbTransport(backend=shuffler.backend) as link:
+    async with UsbSource(backend=shuffler.backend) as link:
         await asyncio.sleep(0.1)
-        assert link.state is LinkState.SEARCHING
-        assert link.counters.usb_errors > 0  # EBUSY, retried with backoff
+        assert link.state in {LinkState.CONNECTING, LinkState.WAITING}
+        assert link.counters["usb_errors"] > 0  # EBUSY, retried with backoff
         usb.util.dispose_resources(squatter)
         cards, _ = await deal(link, 52)
     assert cards == shuffler.shoe
@@ -269,7 +290,7 @@ async def test_a_busy_interface_is_retried_until_released() -> None:
 async def test_a_serial_number_selects_the_device() -> None:
     shuffler = VirtualShuffler(decks=1, seed=4)
     settings = UsbSettings(serial_number="VS-0001")
-    async with UsbTransport(settings, backend=shuffler.backend) as link:
+    async with UsbSource(settings, backend=shuffler.backend) as link:
         cards, _ = await deal(link, 52)
     assert cards == shuffler.shoe
 
@@ -280,24 +301,14 @@ def test_settings_default_to_the_pid_codes_test_ids() -> None:
     assert settings.protocol == "framed"
 
 
-def test_backoff_doubles_up_to_the_cap_with_jitter_and_resets() -> None:
-    backoff = Backoff(random.Random(0))
-    low, high = 1 - usb_transport.RECONNECT_JITTER, 1 + usb_transport.RECONNECT_JITTER
-    bases = [min(0.05, 0.01 * 2**n) for n in range(6)]  # the fast_timeouts fixture's values
-    for base in bases:
-        assert base * low <= backoff.next_delay() <= base * high
-    backoff.reset()
-    assert backoff.next_delay() <= 0.01 * high
-
-
 async def test_a_slow_consumer_is_not_mistaken_for_a_silent_device(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(usb_transport, "QUEUE_SIZE", 1)
+    monkeypatch.setattr(usb_source, "QUEUE_SIZE", 1)
     shuffler = VirtualShuffler(decks=1, seed=12)
     settings = UsbSettings(heartbeat_timeout=0.15)
 
-    async with UsbTransport(settings, backend=shuffler.backend) as link:
+    async with UsbSource(settings, backend=shuffler.backend) as link:
         drawn: list[Card] = []
         others: list[DeviceEvent] = []
         async with asyncio.timeout(DEAL_TIMEOUT):
@@ -315,8 +326,10 @@ async def test_a_slow_consumer_is_not_mistaken_for_a_silent_device(
 
 
 async def _threads_back_to(count: int, within: float = 2.0) -> bool:
-    """Whether the thread count falls back to ``count`` within a grace period (a busy
-    machine may take a moment to finish a joined thread's last bytecodes)."""
+    """Whether the thread count falls back to ``count`` within a grace period.
+
+    A busy machine may take a moment to finish a joined thread's last bytecodes.
+    """
     deadline = time.monotonic() + within
     while threading.active_count() > count and time.monotonic() < deadline:  # noqa: ASYNC110 - no event tells when a thread is gone
         await asyncio.sleep(0.01)

@@ -1,4 +1,4 @@
-"""USB transport for shufflers: pyusb in worker threads, device events on the asyncio loop.
+"""USB shufflers as a :class:`~baccarat.drivers.source.DeviceSource`: pyusb in worker threads.
 
 The shuffler is found by vendor and product id (:class:`UsbSettings`; the defaults are the
 pid.codes *test* ids 0x1209:0x0001, which the virtual shuffler uses and no shipped product
@@ -9,52 +9,48 @@ and a bulk OUT endpoint on which the host writes the codec's acknowledgements.
 Threads and the loop:
 
 * the *reader* thread owns the device: it finds it, claims the interface, reads bulk IN
-  with a short timeout (:data:`READ_TIMEOUT`) and hands every chunk to the loop with
-  ``loop.call_soon_threadsafe`` into a bounded :class:`asyncio.Queue`. When the device goes
-  away (``ENODEV``, or silence beyond the codec's heartbeat timeout) it releases the old
-  handle with :func:`usb.util.dispose_resources`, reports :class:`LinkDown`, and polls for the
-  device again with jittered, capped exponential backoff;
+  with a short timeout (:data:`READ_TIMEOUT`), decodes every chunk and hands the batch of
+  events to the loop with ``loop.call_soon_threadsafe``. When the device goes away
+  (``ENODEV``, or silence beyond the codec's heartbeat timeout) it releases the old handle
+  with :func:`usb.util.dispose_resources`, reports :class:`LinkDown`, and looks for the
+  device again with the reconnection backoff of
+  :func:`~baccarat.drivers.source.reconnect_backoff`;
 * the *writer* thread writes acknowledgements to bulk OUT, so that an acknowledgement never
   waits for a pending read;
-* on the loop, :meth:`UsbTransport.get` feeds the chunks to the decoder and returns events.
+* on the loop, the consumer iterates over the source; acknowledgements follow the rule of
+  :mod:`baccarat.drivers.source`.
 
-Queue policy (full queue): **backpressure, nothing dropped.** The queue holds at most
-:data:`QUEUE_SIZE` items (USB chunks and link events). When it is full the reader thread stops
-reading until the consumer catches up; the device's unacknowledged frames pile up on the
-device, which stops sending new ones and retransmits later. The reader re-checks for
-:meth:`UsbTransport.stop` every :data:`HANDOFF_POLL` seconds while it waits.
+Queue policy (full queue): **backpressure, nothing dropped.** At most :data:`QUEUE_SIZE`
+batches wait for the consumer. When that many wait, the reader thread stops reading until
+the consumer catches up; the device's unacknowledged frames pile up on the device, which
+stops sending new ones and retransmits later. The reader re-checks for a stop every
+:data:`HANDOFF_POLL` seconds while it waits.
 
-Acknowledgement policy: a chunk's acknowledgements are written once the consumer has taken
-every event decoded from it and asks for the next one. A frame the device sees acknowledged
-has therefore been handled by the consumer (journaled, in the daemon); after a crash the
-device retransmits the rest, and the decoder drops duplicates by sequence number across
-reconnections (one decoder lives as long as the transport).
-
-Timeouts and delays are module constants in seconds, read at run time, so tests shrink them.
+The decoder lives as long as the source, so it drops the duplicates a device retransmits
+after a replug. Timeouts are module constants in seconds, read at run time, so tests
+shrink them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import enum
 import logging
 import queue
 import random
 import threading
 import time
-from collections import deque
-from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from types import TracebackType
-from typing import Any, Final, Self
+from typing import Any, Final
 
 import usb.core
 import usb.util
 from pydantic import BaseModel, ConfigDict, Field
 
-from baccarat.drivers.codec import Decoder, get_codec
+from baccarat.drivers.codec import get_codec
 from baccarat.drivers.events import DeviceEvent, LinkDown, LinkUp, Rejected
+from baccarat.drivers.source import Batch, DeviceSource, LinkState, reconnect_backoff
+from baccarat.errors import BaccaratError
 
 _log = logging.getLogger(__name__)
 
@@ -68,18 +64,12 @@ READ_TIMEOUT = 0.1
 """Seconds one bulk IN read waits for data; also bounds how long :meth:`stop` waits."""
 WRITE_TIMEOUT = 1.0
 """Seconds one bulk OUT write of acknowledgements may take."""
-RECONNECT_DELAY_MIN = 0.25
-"""Seconds before the first retry to find the device; doubles on each failure ..."""
-RECONNECT_DELAY_MAX = 5.0
-"""... up to this cap."""
-RECONNECT_JITTER = 0.25
-"""Each delay is scaled by a random factor in ``1 ± RECONNECT_JITTER``."""
 HANDOFF_POLL = 0.1
-"""Seconds between checks for :meth:`UsbTransport.stop` while the queue is full."""
+"""Seconds between checks for a stop while the queue is full."""
 STOP_TIMEOUT = 5.0
-"""Seconds :meth:`UsbTransport.stop` waits for the worker threads to finish."""
+"""Seconds a stop waits for the worker threads to finish."""
 QUEUE_SIZE = 64
-"""Items (USB chunks or link events) between the reader thread and the loop."""
+"""Batches (one per USB read, or a link event) waiting for the consumer at most."""
 READ_PACKETS = 8
 """One bulk IN read asks for this many ``wMaxPacketSize`` packets."""
 
@@ -107,21 +97,11 @@ class UsbSettings(BaseModel):
     """Give up (state FAILED) after this many failed searches in a row; None: never."""
 
 
-class LinkState(enum.Enum):
-    """Where the transport is in its life."""
-
-    IDLE = "idle"
-    SEARCHING = "searching"
-    CONNECTED = "connected"
-    FAILED = "failed"
-    STOPPED = "stopped"
-
-
 @dataclass(slots=True)
 class UsbCounters:
     """Link-health counters; the decoder's (frames, CRC errors ...) are separate.
 
-    :meth:`UsbTransport.link_counters` returns both in one mapping.
+    :attr:`UsbSource.counters` returns both in one mapping.
     """
 
     bytes_in: int = 0
@@ -139,35 +119,8 @@ class UsbCounters:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
-class UsbTransportError(Exception):
-    """Base of the USB transport's errors."""
-
-
-class TransportClosedError(UsbTransportError):
-    """:meth:`UsbTransport.get` after :meth:`UsbTransport.stop`: no more events."""
-
-
-class DeviceNotFoundError(UsbTransportError):
+class DeviceNotFoundError(BaccaratError, LookupError):
     """No device with the configured ids is on the bus."""
-
-
-class Backoff:
-    """Jittered, capped exponential delays between searches for the device."""
-
-    def __init__(self, rng: random.Random | None = None) -> None:
-        self._rng = rng or random.Random()
-        self.failures = 0
-
-    def next_delay(self) -> float:
-        """Count one more failure and return how long to wait before the next try."""
-        base = min(RECONNECT_DELAY_MAX, RECONNECT_DELAY_MIN * 2.0**self.failures)
-        self.failures += 1
-        jitter = self._rng.uniform(-RECONNECT_JITTER, RECONNECT_JITTER)
-        return max(0.0, base * (1 + jitter))
-
-    def reset(self) -> None:
-        """The device was found: start again from the shortest delay."""
-        self.failures = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,20 +139,13 @@ class _Link:
         return f"USB {dev.idVendor:04x}:{dev.idProduct:04x} bus {dev.bus} address {dev.address}"
 
 
-_CLOSED: Final = object()
-"""Queue sentinel put by :meth:`UsbTransport.stop`."""
-
-
-class UsbTransport:
+class UsbSource(DeviceSource):
     """Reads a USB shuffler's bulk IN stream, decodes it, acknowledges it, survives replugs.
 
     ``backend`` is a pyusb backend (``None``: pyusb picks libusb); the virtual shuffler's
-    backend goes here in tests. Use as ``async with UsbTransport(...) as link:`` and
-    ``async for event in link``, or call :meth:`start`, :meth:`get` and :meth:`stop`.
-
-    Events are the codec's device events plus :class:`LinkUp` (device claimed) and
-    :class:`LinkDown` (device lost: unplugged, I/O error, or silent past the codec's
-    heartbeat timeout), in the order they happened. One consumer reads them.
+    backend goes here in tests. Events are the codec's device events plus :class:`LinkUp`
+    (device claimed) and :class:`LinkDown` (device lost: unplugged, I/O error, or silent
+    past the codec's heartbeat timeout), in the order they happened.
     """
 
     def __init__(
@@ -207,57 +153,43 @@ class UsbTransport:
         settings: UsbSettings | None = None,
         *,
         backend: Any = None,
-        rng: random.Random | None = None,
+        seed: int | None = None,
     ) -> None:
         self.settings = settings or UsbSettings()
-        self.counters = UsbCounters()
-        self._backend = backend
         codec = get_codec(self.settings.protocol)
-        self._decoder: Decoder = codec.decoder()
+        super().__init__(codec.decoder())
+        self._counters = UsbCounters()
+        self._backend = backend
         self._silence_limit = self.settings.heartbeat_timeout or codec.heartbeat_timeout
-        self._backoff = Backoff(rng)
-        self._state = LinkState.IDLE
-        self._stopping = threading.Event()
+        self._backoff = reconnect_backoff(None if seed is None else random.Random(seed))
+        self._quit = threading.Event()
         self._counter_lock = threading.Lock()
         self._link_lock = threading.Lock()
         self._link: _Link | None = None
-        self._outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._acks: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
         self._permits = threading.BoundedSemaphore(QUEUE_SIZE)
-        self._queue: asyncio.Queue[object] = asyncio.Queue(maxsize=QUEUE_SIZE + 1)  # + _CLOSED
         self._loop: asyncio.AbstractEventLoop | None = None
         self._threads: list[tuple[threading.Thread, asyncio.Future[None]]] = []
-        self._ready: deque[DeviceEvent] = deque()
-        self._held_acks = bytearray()
-
-    # --- public API ------------------------------------------------------------------------
 
     @property
-    def state(self) -> LinkState:
-        """The current :class:`LinkState`."""
-        return self._state
+    def counters(self) -> dict[str, int]:
+        """Every counter in one mapping: the decoder's (frames, CRC errors ...) and the link's."""
+        with self._counter_lock:
+            return {**self.decoder.counters, **self._counters.as_dict()}
 
-    @property
-    def decoder_counters(self) -> Mapping[str, int]:
-        """The decoder's counters (frames, CRC errors, duplicates, rejected bytes ...)."""
-        return self._decoder.counters
+    # --- DeviceSource (on the loop) ----------------------------------------------------------
 
-    async def start(self) -> None:
-        """Start the worker threads; the device may be plugged in now or later."""
-        if self._loop is not None:
-            raise UsbTransportError("a UsbTransport starts once")
+    async def _open(self) -> None:
         self._loop = asyncio.get_running_loop()
-        self._state = LinkState.SEARCHING
+        self.state = LinkState.CONNECTING
         name = f"usb-{self.settings.vendor_id:04x}:{self.settings.product_id:04x}"
         self._spawn(f"{name}-in", self._run_reader)
         self._spawn(f"{name}-out", self._run_writer)
 
-    async def stop(self) -> None:
-        """Stop reading, release the device and join the threads. Safe to call twice."""
-        if self._state is LinkState.STOPPED or self._loop is None:
-            self._state = LinkState.STOPPED
-            return
-        self._stopping.set()
-        self._outbox.put(None)
+    async def _close(self) -> None:
+        """Stop reading, release the device and join the threads."""
+        self._quit.set()
+        self._acks.put(None)
         try:
             async with asyncio.timeout(STOP_TIMEOUT):
                 await asyncio.gather(*(done for _, done in self._threads))
@@ -265,76 +197,12 @@ class UsbTransport:
             _log.error("USB worker threads did not stop within %.1f s", STOP_TIMEOUT)
         for thread, _ in self._threads:
             thread.join(timeout=0 if thread.is_alive() else None)
-        self._state = LinkState.STOPPED
-        self._queue.put_nowait(_CLOSED)
 
-    async def get(self) -> DeviceEvent:
-        """The next event; raise :class:`TransportClosedError` once stopped and drained."""
-        while not self._ready:
-            self._flush_acks()
-            item = await self._next_item()
-            self._accept(item)
-        return self._ready.popleft()
+    def _write_ack(self, ack: bytes) -> None:
+        self._acks.put(ack)
 
-    def link_counters(self) -> dict[str, int]:
-        """Every counter in one mapping: the decoder's (frames, CRC errors ...) and the link's."""
-        with self._counter_lock:
-            return {**self._decoder.counters, **self.counters.as_dict()}
-
-    def __aiter__(self) -> Self:
-        return self
-
-    async def __anext__(self) -> DeviceEvent:
-        try:
-            return await self.get()
-        except TransportClosedError:
-            raise StopAsyncIteration from None
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.stop()
-
-    # --- loop side ---------------------------------------------------------------------------
-
-    async def _next_item(self) -> object:
-        if self._loop is None:
-            raise TransportClosedError("the USB transport was never started")
-        item = await self._queue.get()
-        if item is _CLOSED:
-            self._queue.put_nowait(_CLOSED)  # for any other reader
-            raise TransportClosedError("the USB transport is stopped")
+    def _taken(self) -> None:
         self._permits.release()
-        return item
-
-    def _accept(self, item: object) -> None:
-        """Decode a chunk, or pass a link event on (a lost link cuts any partial frame)."""
-        if isinstance(item, bytes):
-            self._add_events(self._decoder.feed(item))
-            self._held_acks += self._decoder.pending_output()
-        elif isinstance(item, DeviceEvent):
-            if isinstance(item, LinkDown):
-                self._add_events(self._decoder.resync())
-            self._ready.append(item)
-
-    def _add_events(self, events: list[DeviceEvent]) -> None:
-        with self._counter_lock:
-            self.counters.events += len(events)
-            self.counters.rejected += sum(isinstance(e, Rejected) for e in events)
-        self._ready.extend(events)
-
-    def _flush_acks(self) -> None:
-        """Hand the acknowledgements of every event already taken to the writer thread."""
-        if self._held_acks:
-            self._outbox.put(bytes(self._held_acks))
-            self._held_acks.clear()
 
     def _spawn(self, name: str, target: Any) -> None:
         assert self._loop is not None
@@ -346,7 +214,7 @@ class UsbTransport:
     # --- worker threads ----------------------------------------------------------------------
 
     def _run_thread(self, target: Any, done: asyncio.Future[None]) -> None:
-        """Run ``target``, then resolve ``done`` on the loop (so stop() never blocks it)."""
+        """Run ``target``, then resolve ``done`` on the loop (so a stop never blocks it)."""
         try:
             target()
         except Exception:
@@ -359,7 +227,7 @@ class UsbTransport:
     def _run_reader(self) -> None:
         """Find the device, read it until it goes away, and again, until stopped."""
         connected_before = False
-        while not self._stopping.is_set():
+        while not self._quit.is_set():
             link = self._search()
             if link is None:
                 return
@@ -367,51 +235,57 @@ class UsbTransport:
                 self._count("reconnects")
             connected_before = True
             reason = self._pump(link)
-            self._close(link)
-            if reason is not None and not self._stopping.is_set():
+            self._close_link(link)
+            if reason is not None and not self._quit.is_set():
                 _log.warning("USB link down: %s", reason)
-                self._state = LinkState.SEARCHING
-                self._post(LinkDown(reason))
-        self._state = LinkState.STOPPED
+                self.state = LinkState.CONNECTING
+                self._post([*self.decoder.resync(), LinkDown(reason)])
 
     def _search(self) -> _Link | None:
-        """Poll for the device with backoff; ``None`` once stopped or given up."""
-        while not self._stopping.is_set():
+        """Look for the device with backoff; ``None`` once stopped or given up."""
+        failures = 0
+        while not self._quit.is_set():
+            self.state = LinkState.CONNECTING
             try:
-                link = self._open()
+                link = self._open_device()
             except usb.core.NoBackendError as exc:
                 self._give_up(f"no USB backend: {exc}")
                 return None
             except (usb.core.USBError, DeviceNotFoundError) as exc:
-                if self._may_retry(exc):
+                failures += 1
+                if self._may_retry(exc, failures):
                     continue
-                self._give_up(f"{exc} (after {self._backoff.failures + 1} tries)")
+                self._give_up(f"{exc} (after {failures} tries)")
                 return None
             self._backoff.reset()
             return link
         return None
 
-    def _may_retry(self, exc: Exception) -> bool:
+    def _may_retry(self, exc: Exception, failures: int) -> bool:
         """Log a failed search (loudly the first time), wait the backoff; False: give up."""
         if isinstance(exc, usb.core.USBError):
             self._count("usb_errors")
         limit = self.settings.max_reconnect_attempts
-        if limit is not None and self._backoff.failures >= limit:
+        if limit is not None and failures >= limit:
             return False
         delay = self._backoff.next_delay()
-        level = logging.WARNING if self._backoff.failures == 1 else logging.DEBUG
+        level = logging.WARNING if failures == 1 else logging.DEBUG
         _log.log(level, "USB shuffler: %s; retrying in %.2f s", exc, delay)
-        return not self._stopping.wait(delay)
+        self.state = LinkState.WAITING
+        return not self._quit.wait(delay)
 
     def _give_up(self, reason: str) -> None:
-        """Enter FAILED and say so, unless the search ended because of stop()."""
-        if self._stopping.is_set():
+        """Enter FAILED, say so and end the iteration, unless a stop ended the search."""
+        if self._quit.is_set():
             return
         _log.error("USB shuffler: %s; giving up", reason)
-        self._state = LinkState.FAILED
-        self._post(LinkDown(f"{reason}; giving up"))
+        self.state = LinkState.FAILED
+        if self._post([LinkDown(f"{reason}; giving up")]):
+            assert self._loop is not None
+            with contextlib.suppress(RuntimeError):  # the loop is already closed
+                self._loop.call_soon_threadsafe(self._end)
 
-    def _open(self) -> _Link:
+    def _open_device(self) -> _Link:
         """Find the device, configure it and claim its interface."""
         device = usb.core.find(
             idVendor=self.settings.vendor_id,
@@ -450,14 +324,14 @@ class UsbTransport:
         return _Link(device, endpoint_in.bEndpointAddress, endpoint_out.bEndpointAddress, read_size)
 
     def _pump(self, link: _Link) -> str | None:
-        """Read until the device goes away (return why) or the transport stops (None)."""
+        """Read until the device goes away (return why) or the source stops (None)."""
         with self._link_lock:
             self._link = link
-        self._state = LinkState.CONNECTED
+        self.state = LinkState.UP
         _log.info("USB link up: %s", link.detail)
-        self._post(LinkUp(link.detail))
+        self._post([LinkUp(link.detail)])
         last_data = time.monotonic()
-        while not self._stopping.is_set():
+        while not self._quit.is_set():
             try:
                 chunk = link.device.read(link.endpoint_in, link.read_size, _ms(READ_TIMEOUT))
             except usb.core.USBTimeoutError:
@@ -469,7 +343,7 @@ class UsbTransport:
                 return f"USB error: {exc}"
             self._count("bytes_in", len(chunk))
             self._count("transfers_in")
-            self._post(bytes(chunk))
+            self._post(self.decoder.feed(bytes(chunk)), acknowledged=True)
             last_data = time.monotonic()  # after _post: a slow consumer is not silence
         return None
 
@@ -477,20 +351,29 @@ class UsbTransport:
         limit = self._silence_limit
         return limit is not None and time.monotonic() - last_data > limit
 
-    def _close(self, link: _Link) -> None:
+    def _close_link(self, link: _Link) -> None:
         """Forget the link (after any write in progress) and release the handle."""
         with self._link_lock:
             self._link = None
             usb.util.dispose_resources(link.device)
 
-    def _post(self, item: bytes | DeviceEvent) -> bool:
-        """Queue ``item`` for the loop; waits while the queue is full (False once stopped)."""
+    def _post(self, events: list[DeviceEvent], *, acknowledged: bool = False) -> bool:
+        """Hand events to the loop; waits while the queue is full (False once stopped).
+
+        ``acknowledged``: they come from the decoder, with the acknowledgements they earn.
+        """
+        batch = Batch.of(events, self.decoder) if acknowledged else Batch.unacknowledged(events)
+        if not batch.items:
+            return True
+        with self._counter_lock:
+            self._counters.events += len(events)
+            self._counters.rejected += sum(isinstance(e, Rejected) for e in events)
         while not self._permits.acquire(timeout=HANDOFF_POLL):
-            if self._stopping.is_set():
+            if self._quit.is_set():
                 return False
         assert self._loop is not None
         try:
-            self._loop.call_soon_threadsafe(self._queue.put_nowait, item)
+            self._loop.call_soon_threadsafe(self._deliver, batch)
         except RuntimeError:  # the loop is closed: nobody is listening any more
             self._permits.release()
             return False
@@ -498,7 +381,7 @@ class UsbTransport:
 
     def _run_writer(self) -> None:
         """Write acknowledgements to bulk OUT until stopped."""
-        while (data := self._outbox.get()) is not None:
+        while (data := self._acks.get()) is not None:
             self._write(data)
 
     def _write(self, data: bytes) -> None:
@@ -517,7 +400,7 @@ class UsbTransport:
 
     def _count(self, name: str, amount: int = 1) -> None:
         with self._counter_lock:
-            setattr(self.counters, name, getattr(self.counters, name) + amount)
+            setattr(self._counters, name, getattr(self._counters, name) + amount)
 
 
 def _configuration(device: Any) -> Any:

@@ -1,4 +1,4 @@
-"""DeviceLink: reconnection, backoff, socket:// URLs, callbacks, lifecycle."""
+"""SerialSource: reconnection, backoff, socket:// URLs, lifecycle, acknowledgements."""
 
 from __future__ import annotations
 
@@ -12,10 +12,11 @@ import pytest
 import serial
 
 from baccarat.cards import ALL_CARDS
-from baccarat.drivers import link as link_module
+from baccarat.drivers import source as source_module
 from baccarat.drivers.events import CardDrawn, DeviceEvent, LinkDown, LinkUp, Rejected
 from baccarat.drivers.line import LineEncoder
-from baccarat.drivers.link import DeviceLink, LinkState, reconnect_delay
+from baccarat.drivers.serial_source import SerialSource
+from baccarat.drivers.source import DeviceSourceError, LinkState, reconnect_backoff
 from baccarat.sim_hardware.virtual_shoe import ShoeThread, VirtualShoe
 
 E = TypeVar("E", bound=DeviceEvent)
@@ -23,8 +24,8 @@ E = TypeVar("E", bound=DeviceEvent)
 
 @pytest.fixture
 def quick_reconnect(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(link_module, "RECONNECT_DELAY_MIN", 0.01)
-    monkeypatch.setattr(link_module, "RECONNECT_DELAY_MAX", 0.05)
+    monkeypatch.setattr(source_module, "RECONNECT_FIRST", 0.01)
+    monkeypatch.setattr(source_module, "RECONNECT_CAP", 0.05)
 
 
 async def next_of(events: AsyncIterator[DeviceEvent], kind: type[E], within: float = 5.0) -> E:
@@ -35,24 +36,21 @@ async def next_of(events: AsyncIterator[DeviceEvent], kind: type[E], within: flo
     raise AssertionError(f"no {kind.__name__}")
 
 
-def test_reconnect_delay_doubles_is_capped_and_jittered() -> None:
-    rng = random.Random(1)
-    delays = [reconnect_delay(attempt, rng) for attempt in range(1, 12)]
-    for attempt, delay in enumerate(delays, start=1):
-        base = min(
-            link_module.RECONNECT_DELAY_MAX, link_module.RECONNECT_DELAY_MIN * 2 ** (attempt - 1)
-        )
-        assert base * (1 - link_module.RECONNECT_JITTER) <= delay <= base
-    assert max(delays) <= link_module.RECONNECT_DELAY_MAX
+def test_the_reconnection_backoff_starts_short_doubles_and_is_capped() -> None:
+    backoff = reconnect_backoff(random.Random(1))
+    delays = [backoff.next_delay() for _ in range(12)]
+    low = 1 - source_module.RECONNECT_JITTER
+    assert low * source_module.RECONNECT_FIRST <= delays[0] <= source_module.RECONNECT_FIRST
+    assert max(delays) <= source_module.RECONNECT_CAP
+    assert min(delays[-3:]) >= low * source_module.RECONNECT_CAP
     assert len(set(delays)) == len(delays)  # jittered
-    assert reconnect_delay(10_000, rng) <= link_module.RECONNECT_DELAY_MAX
 
 
 @pytest.mark.usefixtures("quick_reconnect")
 async def test_a_missing_device_is_reported_once_and_given_up_after_max_attempts(
     tmp_path: Path,
 ) -> None:
-    link = DeviceLink(str(tmp_path / "nothing"), "line", max_attempts=5)
+    link = SerialSource(str(tmp_path / "nothing"), "line", max_attempts=5)
     async with link:
         events = [event async for event in link]
     assert [type(e) for e in events] == [LinkDown, LinkDown]
@@ -64,7 +62,7 @@ async def test_a_missing_device_is_reported_once_and_given_up_after_max_attempts
 
 @pytest.mark.usefixtures("quick_reconnect")
 async def test_a_device_plugged_in_later_comes_up(device_link: Path) -> None:
-    async with DeviceLink(str(device_link), "line", baud=115200) as link:
+    async with SerialSource(str(device_link), "line", baud=115200) as link:
         events = aiter(link)
         await next_of(events, LinkDown)
         assert link.counters["open_failures"] >= 1
@@ -74,35 +72,18 @@ async def test_a_device_plugged_in_later_comes_up(device_link: Path) -> None:
             assert (await next_of(events, CardDrawn)).card == ALL_CARDS[0]
 
 
-async def test_callback_mode_delivers_events_without_iteration(device_link: Path) -> None:
-    got: list[DeviceEvent] = []
-    up = asyncio.Event()
-    arrived = asyncio.Event()
-
-    class HandlerBugError(Exception):
-        pass
-
-    def on_event(event: DeviceEvent) -> None:
-        got.append(event)
-        if isinstance(event, CardDrawn):
-            arrived.set()
-        if isinstance(event, LinkUp):
-            up.set()
-            raise HandlerBugError("a handler bug must not kill the link")
-
-    async with VirtualShoe(device_link, "line", baud=115200) as shoe:
-        link = DeviceLink(str(device_link), "line", baud=115200, on_event=on_event)
-        await link.start()
-        await link.start()  # idempotent
-        try:
-            async with asyncio.timeout(5):
-                await up.wait()
-                shoe.send(CardDrawn(ALL_CARDS[5]))
-                await arrived.wait()
-        finally:
-            await link.stop()
-            await link.stop()  # idempotent
-    assert got[-1] == CardDrawn(ALL_CARDS[5])
+async def test_a_source_is_started_before_it_is_iterated(device_link: Path) -> None:
+    source = SerialSource(str(device_link), "line")
+    with pytest.raises(DeviceSourceError):
+        await anext(source)
+    async with source:
+        await source.start()  # idempotent
+        with pytest.raises(DeviceSourceError):
+            source.resume_after(3)  # only before it starts
+    await source.stop()  # idempotent
+    assert source.state is LinkState.STOPPED
+    remaining = [event async for event in source]  # what was queued, then the end
+    assert all(isinstance(event, LinkDown) for event in remaining)
 
 
 class LineServer:
@@ -129,7 +110,7 @@ class LineServer:
 async def test_a_socket_url_works_and_reconnects(quick_reconnect: None) -> None:
     encoder = LineEncoder()
     server = LineServer()
-    async with server as url, DeviceLink(url, "line") as link:
+    async with server as url, SerialSource(url, "line") as link:
         events = aiter(link)
         await next_of(events, LinkUp)
         first = await asyncio.wait_for(server.connections.get(), 5)
@@ -154,11 +135,11 @@ async def test_a_partial_line_at_link_loss_is_reported(
 ) -> None:
     async with (
         VirtualShoe(device_link, "line", baud=115200) as shoe,
-        DeviceLink(str(device_link), "line", baud=115200) as link,
+        SerialSource(str(device_link), "line", baud=115200) as link,
     ):
         events = aiter(link)
         await next_of(events, LinkUp)
-        await shoe._write_all(b"H1")  # half a line, then the cable is pulled
+        await shoe.write_raw(b"H1")  # half a line, then the cable is pulled
         await asyncio.sleep(0.1)
         unplugging = asyncio.create_task(shoe.unplug(0.2))
         rejected = await next_of(events, Rejected)

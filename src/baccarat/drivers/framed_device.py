@@ -1,0 +1,174 @@
+"""The device's side of ``framed``: window, retransmission, heartbeats (PROTOCOL.md, 6).
+
+:class:`FramedSender` is what a shoe's or a shuffler's firmware does to deliver its events
+reliably, without I/O: the caller supplies the clock, writes the frames it returns and
+hands it the bytes the host writes back. The virtual shoe and the virtual shuffler run
+it; a vendor may read it as the reference for the firmware.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from dataclasses import dataclass
+from typing import Final
+
+from baccarat.drivers.events import DeviceEvent, Heartbeat
+from baccarat.drivers.framed import ACK, FramedEncoder, FrameSplitter
+
+# The device's timing (seconds), PROTOCOL.md "Timing constants".
+RETRANSMIT_TIMEOUT: Final = 0.5
+HEARTBEAT_INTERVAL: Final = 1.0
+WINDOW: Final = 8
+"""Most frames a device may have sent and not yet seen acknowledged (at most 127)."""
+
+
+@dataclass(slots=True)
+class _InFlight:
+    seq: int
+    frame: bytes
+    sent_at: float
+
+
+class FramedSender:
+    """Device-side reliability of ``framed``, without I/O: the caller supplies the clock.
+
+    Events are queued without bound (the device's memory); at most ``window`` frames are
+    in flight. If the oldest frame in flight is not acknowledged ``retransmit_timeout``
+    seconds after it was sent, every frame in flight is sent again, in order (go-back-N).
+    When nothing has been sent for ``heartbeat_interval`` seconds a HEARTBEAT is queued.
+
+    Loop: write every frame :meth:`next_frame` returns; when it returns ``None``, wait for
+    more events, for bytes from the host (:meth:`receive`) or until :meth:`next_deadline`.
+    """
+
+    def __init__(
+        self,
+        *,
+        window: int = WINDOW,
+        retransmit_timeout: float = RETRANSMIT_TIMEOUT,
+        heartbeat_interval: float | None = HEARTBEAT_INTERVAL,
+        session: int | None = None,
+    ) -> None:
+        if not 1 <= window <= 127:
+            raise ValueError("window must be 1..127")
+        self.window = window
+        self.retransmit_timeout = retransmit_timeout
+        self.heartbeat_interval = heartbeat_interval
+        self.session = random.getrandbits(16) if session is None else session & 0xFFFF
+        self._encoder = FramedEncoder()
+        self._queue: deque[tuple[int, bytes]] = deque()
+        self._queue.append((self._encoder.next_seq, self._encoder.hello(self.session)))
+        self._in_flight: deque[_InFlight] = deque()
+        self._cursor = 0  # frames in flight before this index were sent this round
+        self._last_sent: float | None = None
+        self._splitter = FrameSplitter()
+        self.frames_sent = 0
+        self.retransmissions = 0
+        self.acks_in = 0
+        self.stale_acks = 0
+
+    @property
+    def idle(self) -> bool:
+        """Nothing queued and nothing waiting for an acknowledgement."""
+        return not self._queue and not self._in_flight
+
+    @property
+    def queued(self) -> int:
+        """Frames waiting for room in the window."""
+        return len(self._queue)
+
+    @property
+    def in_flight(self) -> int:
+        """Frames sent and not yet acknowledged."""
+        return len(self._in_flight)
+
+    @property
+    def unacknowledged(self) -> list[int]:
+        """The sequence numbers of the frames in flight, oldest first."""
+        return [entry.seq for entry in self._in_flight]
+
+    def queue(self, event: DeviceEvent) -> None:
+        """Queue ``event`` for sending; raise :class:`NotCarriedError` if no frame carries it."""
+        seq = self._encoder.next_seq
+        self._queue.append((seq, self._encoder.encode(event)))
+
+    def next_frame(self, now: float) -> bytes | None:
+        """The next frame to write at time ``now`` (retransmissions first), or ``None``."""
+        in_flight = self._in_flight
+        if (
+            in_flight
+            and self._cursor >= len(in_flight)
+            and now - in_flight[0].sent_at >= self.retransmit_timeout
+        ):
+            self._cursor = 0
+        if self._cursor < len(in_flight):
+            entry = in_flight[self._cursor]
+            self._cursor += 1
+            entry.sent_at = now
+            self.retransmissions += 1
+            return self._sent(entry.frame, now)
+        if len(in_flight) >= self.window:
+            return None
+        taken = self._take(now)
+        if taken is None:
+            return None
+        seq, frame = taken
+        in_flight.append(_InFlight(seq, frame, now))
+        self._cursor = len(in_flight)
+        self.frames_sent += 1
+        return self._sent(frame, now)
+
+    def next_deadline(self) -> float | None:
+        """When :meth:`next_frame` may next have something without new input, or ``None``."""
+        deadlines: list[float] = []
+        if self._in_flight:
+            deadlines.append(self._in_flight[0].sent_at + self.retransmit_timeout)
+        elif self.heartbeat_interval is not None and self._last_sent is not None:
+            deadlines.append(self._last_sent + self.heartbeat_interval)
+        return min(deadlines, default=None)
+
+    def receive(self, data: bytes) -> int:
+        """Read bytes from the host; return how many frames its ACKs released."""
+        released = 0
+        for body in self._splitter.split(data):
+            if isinstance(body, bytes) and body[2] == ACK:
+                self.acks_in += 1
+                released += self._release(body[1])
+        return released
+
+    def _release(self, acked: int) -> int:
+        for index, entry in enumerate(self._in_flight):
+            if entry.seq == acked:
+                for _ in range(index + 1):
+                    self._in_flight.popleft()
+                self._cursor = max(0, self._cursor - index - 1)
+                return index + 1
+        self.stale_acks += 1
+        return 0
+
+    def _take(self, now: float) -> tuple[int, bytes] | None:
+        if self._queue:
+            return self._queue.popleft()
+        interval = self.heartbeat_interval
+        last = self._last_sent
+        if interval is not None and last is not None and now - last >= interval:
+            seq = self._encoder.next_seq
+            return seq, self._encoder.encode(Heartbeat())
+        return None
+
+    def _sent(self, frame: bytes, now: float) -> bytes:
+        self._last_sent = now
+        return frame
+
+    @property
+    def counters(self) -> dict[str, int]:
+        """Sender counters."""
+        return {
+            "frames_sent": self.frames_sent,
+            "retransmissions": self.retransmissions,
+            "acks_in": self.acks_in,
+            "stale_acks": self.stale_acks,
+            "queued": len(self._queue),
+            "in_flight": len(self._in_flight),
+        }

@@ -88,3 +88,28 @@ def test_schemas_check_notices_stale(tmp_path: Path) -> None:
     proc = baccarat("schemas", "--check", "--out", str(tmp_path))
     assert proc.returncode == 1
     assert "card.schema.json" in proc.stderr
+
+
+# Issue 13's three repros, replayed as a user replays them.
+
+
+def replay_bodies(tmp_path: Path, lines: str, profile: str) -> list[dict]:
+    path = tmp_path / "inputs.txt"
+    path.write_text(lines.replace(" ", "\n") + "\n")
+    proc = baccarat("replay", str(path), "--profile", profile, "--no-roads")
+    assert proc.returncode == 0, proc.stderr  # no line refused
+    return [json.loads(line) for line in proc.stdout.splitlines()]
+
+
+def open_alarms(bodies: list[dict]) -> set[int]:
+    raised = {b["id"] for b in bodies if b["type"] == "alarm" and b["correctable"]}
+    return raised - {b["id"] for b in bodies if b["type"] == "alarm_cleared"}
+
+
+def test_replay_burn_incomplete_is_settled_by_burning_the_rest(tmp_path: Path) -> None:
+    bodies = replay_bodies(tmp_path, "shoe 5C 2D open 3C 4H 6C 7C open KC KD 6H 6D", "macau")
+    (alarm,) = [b for b in bodies if b["type"] == "alarm"]
+    assert alarm["kind"] == "burn_incomplete"
+    assert open_alarms(bodies) == set()
+    (result,) = [b for b in bodies if b["type"] == "result"]
+    assert result["winner"] == "tie"

@@ -199,3 +199,46 @@ def test_three_demo_rounds_switch_themselves_off() -> None:
     assert [r.demo for r in of(table.log, "result")] == [True, True, True]
     assert of(table.do(*STAND), "result")[0].demo is False
     assert of(table.log, "shoe")[-1].rounds == 1
+
+
+# ---------------------------------------------------------------- issue 13's three repros
+
+def words(text: str) -> list[str]:
+    return text.split()
+
+
+REPRO_A = words("shoe 5C 2D open 3C 4H 6C 7C open KC KD 6H 6D")
+REPRO_B = words("shoe AC 2D KC KD 6H 6D unreadable 5C 5D 3H 3S accept_as_burn")
+REPRO_C = words(
+    "shoe 2C 3C 4C 5C 6C 7C 8C 9C TC KC KD 6H 6D unreadable 9S 2H KD 3C 4C 8D KH JS 7C"
+)
+
+
+def test_burn_incomplete_clears_when_the_burn_is_done() -> None:
+    table = Table("macau")  # the face-up 5C: burn 5 more
+    table.do(*REPRO_A[:3])
+    alarm = of(table.do("open"), "alarm")[0]
+    assert (alarm.kind, alarm.corrections) == ("burn_incomplete", ["burn"])
+    assert "4 more" in alarm.text
+    assert "burn 4 more card(s) from the shoe" in table.refused("burn")
+    assert "burn_incomplete" in table.refused("open")  # one alarm, not one per press
+    out = table.do("3C", "4H", "6C")
+    assert of(out, "alarm_cleared") == []
+    out = table.do("7C")  # the last card of the burn settles it
+    cleared = of(out, "alarm_cleared")[0]
+    assert (cleared.id, cleared.by) == (alarm.id, "burn")
+    assert of(out, "shoe")[-1].phase == "ready"
+    out = table.do(*REPRO_A[8:])
+    assert of(out, "result")[0].winner == "tie"
+    assert table.engine.shoe is not None
+    assert table.engine.shoe.alarms == []
+
+
+def test_burn_incomplete_after_a_house_burn_clears_too() -> None:
+    table = Table("macau", burn="none", open_mode="explicit", decks=8)
+    table.do("shoe", "burn 2")
+    alarm = of(table.do("open"), "alarm")[0]
+    assert alarm.kind == "burn_incomplete"
+    out = table.do("2S", "3S")
+    assert of(out, "alarm_cleared")[0].id == alarm.id
+    assert of(table.do("open"), "round")[0].status == "open"

@@ -89,10 +89,17 @@ def result_mismatch(declared: Winner, winner: Winner, player: int, banker: int) 
     return f"declared {declared} but the cards say {winner} (player {player}, banker {banker})"
 
 
+def burn_left(due: int | None) -> str:
+    """The cards still to burn; ``None``: the face-up first card is awaited."""
+    return "the face-up first card" if due is None else f"{due} more card(s)"
+
+
 def burn_incomplete(due: int | None) -> str:
-    """``open`` before the burn is complete; ``None``: the face-up first card is awaited."""
-    left = "the face-up first card" if due is None else f"{due} more card(s)"
-    return f"'open' before the burn was complete: burn {left} first, then open"
+    """``open`` before the burn is complete."""
+    return (
+        f"'open' before the burn was complete: burn {burn_left(due)} first, then open "
+        "(the alarm clears with the last burn card)"
+    )
 
 
 def shoe_closed(shoe_number: int | None) -> str:

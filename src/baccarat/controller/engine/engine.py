@@ -333,6 +333,8 @@ class Engine:
         self._burn_card(shoe, card, None, face_up=face_up)
         if shoe.burn_due == 0:
             shoe.phase = "ready"
+            for alarm in [a for a in shoe.alarms if a.kind == "burn_incomplete"]:
+                self._clear(alarm, "burn", None)
             self._emit_shoe()
 
     def _round_card(self, shoe: Shoe, rnd: Round, card: Card | None) -> None:
@@ -621,9 +623,13 @@ class Engine:
                 + (f": settle alarm {pending} first (accept_as_burn or void)" if pending else "")
             )
         if shoe.phase == "burning" or shoe.burn_due:
-            self._raise(
-                "burn_incomplete", alarms.burn_incomplete(shoe.burn_due), ["burn"], pending=False
-            )
+            for alarm in shoe.alarms:
+                if alarm.kind == "burn_incomplete":
+                    raise RefusedError(
+                        f"alarm #{alarm.id} burn_incomplete is open: "
+                        f"burn {alarms.burn_left(shoe.burn_due)} first, then open"
+                    )
+            self._raise("burn_incomplete", alarms.burn_incomplete(shoe.burn_due), ["burn"])
             return
         before_open = [a for a in shoe.alarms if a.kind == "card_before_open"]
         new = self._start_round(shoe)
@@ -738,7 +744,10 @@ class Engine:
         if self.profile.continuous_shuffler:
             raise RefusedError("an automatic shuffler-dealer burns no cards")
         if shoe.phase == "burning":
-            raise RefusedError("the shoe's own burn is still in progress")
+            raise RefusedError(
+                "the shoe's own burn is still in progress: "
+                f"burn {alarms.burn_left(shoe.burn_due)} from the shoe"
+            )
         if not 1 <= inp.count <= 60:
             raise RefusedError(f"burn 1 to 60 cards, not {inp.count}")
         shoe.burn_due = (shoe.burn_due or 0) + inp.count

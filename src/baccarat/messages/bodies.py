@@ -48,9 +48,15 @@ SERIALIZERS: dict[type[Any], SchemaSerializer] = {}
 """Each message type's JSON serializer, once built (by :func:`serializer`)."""
 
 
+_ADAPTERS: dict[type[Any], TypeAdapter[Any]] = {}
+
+
 def adapter(cls: type[Any]) -> TypeAdapter[Any]:
-    """The pydantic ``TypeAdapter`` of a message type or of a part of one."""
-    return TypeAdapter(cls)
+    """The pydantic ``TypeAdapter`` of a message type or of a part of one, kept once built."""
+    found = _ADAPTERS.get(cls)
+    if found is None:
+        found = _ADAPTERS[cls] = TypeAdapter(cls)
+    return found
 
 
 def serializer(cls: type[Any]) -> SchemaSerializer:

@@ -113,3 +113,34 @@ def test_replay_burn_incomplete_is_settled_by_burning_the_rest(tmp_path: Path) -
     assert open_alarms(bodies) == set()
     (result,) = [b for b in bodies if b["type"] == "result"]
     assert result["winner"] == "tie"
+
+
+def test_replay_unreadable_after_a_round_is_settled_before_the_next_result(
+    tmp_path: Path,
+) -> None:
+    bodies = replay_bodies(
+        tmp_path, "shoe AC 2D KC KD 6H 6D unreadable 5C 5D 3H 3S accept_as_burn", "macau"
+    )
+    assert open_alarms(bodies) == set()
+    types = [b["type"] for b in bodies]
+    second = [b for b in bodies if b["type"] == "result"][1]
+    assert second["round"] == 2
+    assert bodies.index(second) > types.index("alarm_cleared")  # shown only once settled
+    bodies = replay_bodies(tmp_path, "shoe AC 2D KC KD 6H 6D unreadable void", "macau")
+    assert open_alarms(bodies) == set()
+    (void,) = [b for b in bodies if b["type"] == "void"]
+    assert void["round"] == 2  # round 1's published tie stands
+
+
+def test_replay_house6_unreadable_round_burn_keeps_the_deal_in_step(tmp_path: Path) -> None:
+    bodies = replay_bodies(
+        tmp_path,
+        "shoe 2C 3C 4C 5C 6C 7C 8C 9C TC KC KD 6H 6D unreadable 9S 2H KD 3C 4C 8D KH JS 7C",
+        "house6",
+    )
+    assert [b for b in bodies if b["type"] == "alarm"] == []
+    second = [b for b in bodies if b["type"] == "result"][1]
+    assert (second["winner"], second["player"]["total"], second["banker"]["total"]) == (
+        "player", 9, 5,
+    )
+    assert second["player"]["cards"] == ["9S", "KD"]

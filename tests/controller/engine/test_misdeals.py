@@ -242,3 +242,58 @@ def test_burn_incomplete_after_a_house_burn_clears_too() -> None:
     out = table.do("2S", "3S")
     assert of(out, "alarm_cleared")[0].id == alarm.id
     assert of(table.do("open"), "round")[0].status == "open"
+
+
+def test_unreadable_first_card_after_a_round_is_held_by_the_round_it_opens() -> None:
+    table = Table("macau")
+    table.do(*REPRO_B[:7])
+    out = table.do("unreadable")
+    alarm = of(out, "alarm")[0]
+    assert (alarm.kind, alarm.round, alarm.corrections) == (
+        "unreadable_card", 2, ["accept_as_burn", "void"],
+    )
+    assert of(out, "round")[0].round == 2  # the card opened round 2
+    out = table.do("5C", "5D", "3H", "3S")  # round 2 is complete: a tie 8-8, not shown yet
+    assert of(out, "result") == []
+    out = table.do("accept_as_burn")
+    assert of(out, "alarm_cleared")[0].id == alarm.id
+    result = of(out, "result")[0]
+    assert (result.round, result.winner, result.player.cards) == (2, "tie", ["5C", "3H"])
+    assert [c.card for c in of(out, "card")] == [None]  # the unreadable card, burned
+
+
+def test_unreadable_first_card_after_a_round_void_voids_that_round_not_the_last() -> None:
+    table = Table("macau")
+    table.do(*REPRO_B[:8])
+    out = table.do("void")
+    assert of(out, "void")[0].round == 2
+    assert of(out, "alarm_cleared")[0].by == "void"
+    assert [r.round for r in of(table.log, "result")] == [1]  # round 1's tie stands
+    assert of(table.do("5C", "5D", "3H", "3S"), "result")[0].round == 3
+
+
+def test_foreign_first_card_after_a_round_is_held_by_the_round_it_opens() -> None:
+    table = Table("macau", burn="none", decks=1)
+    table.do("shoe", "KC", "KD", "6H", "6D")
+    alarm = of(table.do("KC"), "alarm")[0]  # a second king of clubs in a 1-deck shoe
+    assert (alarm.kind, alarm.round, alarm.corrections) == (
+        "foreign_card", 2, ["accept_as_burn", "void"],
+    )
+    assert of(table.do("5C", "5D", "3H", "3S"), "result") == []
+    out = table.do("accept_as_burn")
+    assert of(out, "result")[0].player.cards == ["5C", "3H"]
+
+
+def test_house6_unreadable_round_burn_card_is_just_burned() -> None:
+    table = Table("house6")
+    table.do(*REPRO_C[:14])
+    out = table.do("unreadable")
+    assert of(out, "alarm") == []
+    burn = of(out, "card")[0]
+    assert (burn.round, burn.position, burn.card) == (2, "burn", None)
+    out = table.do(*REPRO_C[15:19])
+    result = of(out, "result")[0]
+    assert (result.winner, result.player.total, result.banker.total) == ("player", 9, 5)
+    assert (result.player.cards, result.banker.cards) == (["9S", "KD"], ["2H", "3C"])
+    out = table.do(*REPRO_C[19:])
+    assert [c.position for c in of(out, "card")] == ["burn", "P1", "B1", "P2", "B2"]

@@ -290,30 +290,34 @@ class Engine:
     # ------------------------------------------------------------------ cards
 
     def _on_card(self, inp: DrawCard) -> None:
-        """Place a card: the shoe's burn, the open round, a new round, or aside."""
+        """Place a card: the shoe's burn, the open round, a new round, or aside.
+
+        Where the card goes is settled before its face is looked at, so that a card held
+        aside (a foreign card, or an unreadable one whose face matters) is held by the
+        round it came to: in implicit mode, the round it opens.
+        """
         shoe, card = self.shoe, inp.card
         if shoe is None or shoe.phase == "closed":
             self._raise(
                 "shoe_closed", alarms.shoe_closed(shoe.number if shoe else None), [], card=card
             )
             return
+        rnd = self._open_round()
+        shoe_burn = shoe.phase == "burning" or (rnd is None and bool(shoe.burn_due))
+        if rnd is None and not shoe_burn and self.profile.open_mode == "implicit":
+            rnd = self._start_round(shoe)
         if card is not None and shoe.is_foreign(card):
-            self._hold_foreign(shoe, card)
+            self._hold_foreign(shoe, card, rnd)
             return
         shoe.take(card, keep=self.profile.continuous_shuffler)
-        rnd = self._open_round()
-        if shoe.phase == "burning" or (rnd is None and shoe.burn_due):
+        if shoe_burn:
             self._shoe_burn(shoe, card)
-            return
-        if rnd is None:
-            if card is None:
-                self._hold_unreadable(shoe, None)
-                return
-            if self.profile.open_mode == "explicit":
-                self._hold_before_open(shoe, card)
-                return
-            rnd = self._start_round(shoe)
-        self._round_card(shoe, rnd, card)
+        elif rnd is not None:
+            self._round_card(shoe, rnd, card)
+        elif card is None:
+            self._hold_unreadable(shoe, None)
+        else:
+            self._hold_before_open(shoe, card)
 
     def _open_round(self) -> Round | None:
         rnd = self.round
@@ -379,8 +383,7 @@ class Engine:
         if rnd.complete:
             self._maybe_publish(shoe, rnd)
 
-    def _hold_foreign(self, shoe: Shoe, card: Card) -> None:
-        rnd = self._open_round()
+    def _hold_foreign(self, shoe: Shoe, card: Card, rnd: Round | None) -> None:
         self._raise(
             "foreign_card",
             alarms.foreign_card(card.code, shoe.decks),
@@ -723,11 +726,11 @@ class Engine:
         else:
             self._burn_card(shoe, alarm.card, owner)
         self._clear(alarm, "accept_as_burn", owner)
-        published_before = owner.published if owner else True
+        published_before = owner is not None and owner.published
         if owner is not None:
             self._maybe_publish(shoe, owner)
-        if published_before:  # otherwise publishing the result just sent the shoe's state
-            self._emit_shoe()
+        if owner is None or owner.published == published_before:  # else closing the round
+            self._emit_shoe()  # has just sent the shoe's state
 
     def _oldest_held(self, shoe: Shoe) -> tuple[Alarm, Round | None] | None:
         candidates: list[tuple[Alarm, Round | None]] = [

@@ -297,3 +297,31 @@ def test_house6_unreadable_round_burn_card_is_just_burned() -> None:
     assert (result.player.cards, result.banker.cards) == (["9S", "KD"], ["2H", "3C"])
     out = table.do(*REPRO_C[19:])
     assert [c.position for c in of(out, "card")] == ["burn", "P1", "B1", "P2", "B2"]
+
+
+# ---------------------------------------------------------------- declare and reveal
+
+
+def test_declare_while_another_alarm_is_open_is_refused_with_the_reason() -> None:
+    table = explicit()
+    table.do("open", *STAND, "5D")  # extra card held by round 1
+    reason = table.refused("declare player")
+    assert "#1 extra_card" in reason
+    table.do("accept_as_burn")
+    assert table.do("declare player") == []  # agrees with the cards: nothing to say
+
+
+def test_a_second_wrong_declare_is_refused_not_ignored() -> None:
+    table = Table("macau", burn="none", decks=2, reveal="on_reveal")
+    table.do("shoe", *STAND, "declare banker")
+    reason = table.refused("declare tie")
+    assert "result_mismatch" in reason
+    assert "player" in reason  # what the cards say
+    assert of(table.do("declare player"), "alarm_cleared")
+
+
+def test_a_second_early_declare_or_reveal_is_refused_not_ignored() -> None:
+    table = implicit()
+    table.do("2S", "3H", "KS", "KH", "reveal")
+    assert "missing_card" in table.refused("declare banker")
+    assert "P3" in table.refused("reveal")

@@ -342,9 +342,10 @@ class Engine:
             self._emit_shoe()
 
     def _round_card(self, shoe: Shoe, rnd: Round, card: Card | None) -> None:
-        if rnd.burn_due:
+        if rnd.burn_due:  # a plain burn card: its face does not matter
             rnd.burn_due -= 1
             self._burn_card(shoe, card, rnd)
+            self._clear_missing(rnd)
         elif card is None:
             self._hold_unreadable(shoe, rnd)
         elif rnd.due is None:
@@ -370,8 +371,7 @@ class Engine:
 
     def _deal(self, shoe: Shoe, rnd: Round, card: Card) -> None:
         position = rnd.deal(card)
-        for alarm in [a for a in rnd.alarms if a.kind == "missing_card"]:
-            self._clear(alarm, "deal", rnd)
+        self._clear_missing(rnd)
         if self.profile.reveal == "on_reveal" and not rnd.revealed:
             rnd.withheld.append(
                 WithheldCard(position, card.code, rnd.player_total, rnd.banker_total)
@@ -382,6 +382,11 @@ class Engine:
             )
         if rnd.complete:
             self._maybe_publish(shoe, rnd)
+
+    def _clear_missing(self, rnd: Round) -> None:
+        """The card that was due came: a ``missing_card`` alarm is settled by ``deal``."""
+        for alarm in [a for a in rnd.alarms if a.kind == "missing_card"]:
+            self._clear(alarm, "deal", rnd)
 
     def _hold_foreign(self, shoe: Shoe, card: Card, rnd: Round | None) -> None:
         self._raise(
@@ -620,10 +625,13 @@ class Engine:
         if rnd is not None:
             if not (rnd.player or rnd.banker or rnd.alarms):
                 raise RefusedError(f"round {rnd.number} is already open")
-            pending = ", ".join(f"#{a.id} {a.kind}" for a in rnd.alarms)
             raise RefusedError(
                 f"round {rnd.number} is not closed"
-                + (f": settle alarm {pending} first (accept_as_burn or void)" if pending else "")
+                + (
+                    f": settle alarm {_listed(rnd.alarms)} first (accept_as_burn or void)"
+                    if rnd.alarms
+                    else ""
+                )
             )
         if shoe.phase == "burning" or shoe.burn_due:
             for alarm in shoe.alarms:
@@ -656,8 +664,11 @@ class Engine:
         self._maybe_publish(shoe, rnd)
 
     def _missing_card(self, rnd: Round, signal: str) -> None:
-        if any(a.kind == "missing_card" for a in rnd.alarms):
-            return
+        for alarm in rnd.alarms:
+            if alarm.kind == "missing_card":
+                raise RefusedError(
+                    f"alarm #{alarm.id} missing_card is open: deal {rnd.next_card} or void"
+                )
         self._raise(
             "missing_card",
             alarms.missing_card(rnd.number, str(rnd.next_card), signal),
@@ -674,13 +685,21 @@ class Engine:
             self._missing_card(rnd, f"declare {inp.winner}")
             return
         mismatches = [a for a in rnd.alarms if a.kind == "result_mismatch"]
+        others = [a for a in rnd.alarms if a.kind != "result_mismatch"]
+        if others:
+            raise RefusedError(
+                f"round {rnd.number} has open alarm {_listed(others)}: settle it first"
+            )
         if inp.winner == rnd.winner:
             for alarm in mismatches:
                 self._clear(alarm, "declare", rnd)
             self._maybe_publish(shoe, rnd)
             return
         if mismatches:
-            return
+            raise RefusedError(
+                f"alarm #{mismatches[0].id} result_mismatch is open: the cards say "
+                f"{rnd.winner}; declare {rnd.winner} or void"
+            )
         self._raise(
             "result_mismatch",
             alarms.result_mismatch(inp.winner, rnd.winner, rnd.player_total, rnd.banker_total),
@@ -799,3 +818,7 @@ class Engine:
         alarm = self._raise(kind, inp.text or kind.replace("_", " "), [], pending=False)
         if inp.kind == "link_down":
             self._link_alarm = alarm
+
+
+def _listed(open_alarms: list[Alarm]) -> str:
+    return ", ".join(f"#{a.id} {a.kind}" for a in open_alarms)

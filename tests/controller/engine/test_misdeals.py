@@ -325,3 +325,22 @@ def test_a_second_early_declare_or_reveal_is_refused_not_ignored() -> None:
     table.do("2S", "3H", "KS", "KH", "reveal")
     assert "missing_card" in table.refused("declare banker")
     assert "P3" in table.refused("reveal")
+
+
+def test_a_shoe_ended_during_its_burn_settles_burn_incomplete() -> None:
+    table = Table("house6")
+    table.do("shoe", "2C")
+    alarm = of(table.do("open"), "alarm")[0]
+    cleared = of(table.do("end"), "alarm_cleared")[0]
+    assert (cleared.id, cleared.by) == (alarm.id, "end")
+    table.do("shoe", "2C")
+    alarm = of(table.do("open"), "alarm")[0]
+    cleared = of(table.do("shoe"), "alarm_cleared")[0]  # a new shoe: the old burn is moot
+    assert (cleared.id, cleared.by, cleared.shoe) == (alarm.id, "shoe", 2)
+
+
+def test_a_new_shoe_waits_for_a_card_the_old_one_holds() -> None:
+    table = explicit()
+    table.do("9S")  # card_before_open, held by the shoe
+    assert "settle alarm #1 card_before_open" in table.refused("shoe")
+    table.do("accept_as_burn", "shoe")

@@ -337,9 +337,13 @@ class Engine:
         self._burn_card(shoe, card, None, face_up=face_up)
         if shoe.burn_due == 0:
             shoe.phase = "ready"
-            for alarm in [a for a in shoe.alarms if a.kind == "burn_incomplete"]:
-                self._clear(alarm, "burn", None)
+            self._burn_over(shoe, "burn")
             self._emit_shoe()
+
+    def _burn_over(self, shoe: Shoe, by: str) -> None:
+        """The burn is done, or moot as the shoe ends: ``burn_incomplete`` is settled."""
+        for alarm in [a for a in shoe.alarms if a.kind == "burn_incomplete"]:
+            self._clear(alarm, by, None)
 
     def _round_card(self, shoe: Shoe, rnd: Round, card: Card | None) -> None:
         if rnd.burn_due:  # a plain burn card: its face does not matter
@@ -594,6 +598,14 @@ class Engine:
         decks = inp.decks or self.profile.decks
         if not 1 <= decks <= 12:
             raise RefusedError(f"a shoe holds 1 to 12 decks, not {decks}")
+        if self.shoe is not None:
+            held = [a for a in self.shoe.alarms if a.holds_card]
+            if held:
+                raise RefusedError(
+                    f"shoe {self.shoe.number} holds a card aside: settle alarm "
+                    f"{_listed(held)} first (accept_as_burn)"
+                )
+            self._burn_over(self.shoe, "shoe")
         number = (self.shoe.number if self.shoe else self._last_shoe_number) + 1
         burn = decks if self.profile.burn == "decks" else self.profile.initial_burn()
         shoe = Shoe(number=number, decks=decks, burn_due=burn)
@@ -804,6 +816,7 @@ class Engine:
         shoe = self._require_between_rounds("end shoe (Art. 3.2)")
         shoe.phase = "closed"
         shoe.ended = True
+        self._burn_over(shoe, "end")
         self._emit_shoe()
 
     def _on_device(self, inp: DeviceReport) -> None:

@@ -102,8 +102,13 @@ class Round:
             self.banker_total = (self.banker_total + card.value) % 10
         self.dealt.append(DealtCard(position=position, card=card.code))
         self.last_position = position
-        self.due = tableau.next_position(
-            [c.value for c in self.player], [c.value for c in self.banker]
+        player, banker = self.player, self.banker
+        self.due = tableau.position_due(
+            len(player),
+            len(banker),
+            self.player_total,
+            self.banker_total,
+            player[2].value if len(player) == 3 else None,
         )
         if self.due is None:
             self.winner = tableau.winner(self.player_total, self.banker_total)

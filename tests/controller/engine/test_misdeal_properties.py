@@ -259,7 +259,7 @@ def run(
     return table.log, dealer, made
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(
     seed=st.integers(0, 2**32 - 1),
     profile=st.sampled_from(["macau", "house6", "csm"]),

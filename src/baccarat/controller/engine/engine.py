@@ -241,14 +241,14 @@ class Engine:
         holds_card: bool = False,
         foreign: bool = False,
         owner: Round | None = None,
-        pending: bool = True,
     ) -> Alarm:
         """Raise an alarm; a correctable one waits on ``owner`` (or the shoe) until settled."""
         self.alarm_seq += 1
+        corrections = list(corrections)
         alarm = Alarm(
             self.alarm_seq, kind, corrections, card=card, holds_card=holds_card, foreign=foreign
         )
-        if pending and corrections:
+        if corrections:
             if owner is not None:
                 owner.alarms.append(alarm)
             elif self.shoe is not None:
@@ -828,7 +828,7 @@ class Engine:
         if inp.kind == "link_down" and self._link_alarm is not None:
             return  # already down: one alarm until it is back
         kind = alarms.DEVICE_ALARM[inp.kind]
-        alarm = self._raise(kind, inp.text or kind.replace("_", " "), [], pending=False)
+        alarm = self._raise(kind, inp.text or kind.replace("_", " "), [])
         if inp.kind == "link_down":
             self._link_alarm = alarm
 

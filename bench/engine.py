@@ -15,10 +15,9 @@ import argparse
 import time
 import timeit
 
-from baccarat.controller.engine.engine.engine import Engine
-from baccarat.controller.engine.engine.inputs import DrawCard, Input
-from baccarat.controller.engine.engine.shoe_inputs import shoe_inputs
-
+from baccarat.controller.engine.engine import Engine
+from baccarat.controller.engine.inputs import DrawCard, Input
+from baccarat.controller.engine.shoe_inputs import shoe_inputs
 from baccarat.rules.profiles import Profile, load_profile
 
 

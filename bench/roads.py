@@ -11,8 +11,7 @@ import argparse
 import random
 import time
 
-from baccarat.controller.engine.engine.roads import Roads
-
+from baccarat.controller.engine.roads import Roads
 from baccarat.rules.tableau import Winner
 
 ROUNDS_PER_SHOE = 80

@@ -8,8 +8,8 @@ Canonical notation is ``<rank><suit>``: rank in ``A23456789TJQK``, suit in ``SHD
 * the scanning-shoe code: suit letter (``A`` spades, ``H`` hearts, ``C`` clubs, ``D`` diamonds)
   and a two-digit rank ``01``..``13``: ``A01`` ace of spades, ``H12`` queen of hearts.
 
-This module is the card model shared by the engine and the drivers; it imports nothing else
-of the project.
+This module is the card model shared by the engine and the drivers; of the project it
+imports only the root error.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 from typing import Final
+
+from baccarat.errors import BaccaratError
 
 RANKS: Final = "A23456789TJQK"
 SUITS: Final = "SHDC"
@@ -26,7 +28,7 @@ SHOE_SUIT_LETTERS: Final = {"A": "S", "H": "H", "C": "C", "D": "D"}
 SUIT_TO_SHOE_LETTER: Final = {v: k for k, v in SHOE_SUIT_LETTERS.items()}
 
 
-class CardError(ValueError):
+class CardError(BaccaratError, ValueError):
     """A text that is not a card in any accepted notation."""
 
     def __init__(self, text: object, reason: str) -> None:
@@ -37,11 +39,7 @@ class CardError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Card:
-    """One playing card. ``rank`` 1 (ace) .. 13 (king); ``suit`` one of ``SHDC``.
-
-    ``code``, ``value`` and ``index`` are worked out once, when the card is made: the
-    engine reads them for every card it deals.
-    """
+    """One playing card. ``rank`` 1 (ace) .. 13 (king); ``suit`` one of ``SHDC``."""
 
     rank: int
     suit: str

@@ -88,3 +88,59 @@ def test_schemas_check_notices_stale(tmp_path: Path) -> None:
     proc = baccarat("schemas", "--check", "--out", str(tmp_path))
     assert proc.returncode == 1
     assert "card.schema.json" in proc.stderr
+
+
+# Issue 13's three repros, replayed as a user replays them.
+
+
+def replay_bodies(tmp_path: Path, lines: str, profile: str) -> list[dict]:
+    path = tmp_path / "inputs.txt"
+    path.write_text(lines.replace(" ", "\n") + "\n")
+    proc = baccarat("replay", str(path), "--profile", profile, "--no-roads")
+    assert proc.returncode == 0, proc.stderr  # no line refused
+    return [json.loads(line) for line in proc.stdout.splitlines()]
+
+
+def open_alarms(bodies: list[dict]) -> set[int]:
+    raised = {b["id"] for b in bodies if b["type"] == "alarm" and b["correctable"]}
+    return raised - {b["id"] for b in bodies if b["type"] == "alarm_cleared"}
+
+
+def test_replay_burn_incomplete_is_settled_by_burning_the_rest(tmp_path: Path) -> None:
+    bodies = replay_bodies(tmp_path, "shoe 5C 2D open 3C 4H 6C 7C open KC KD 6H 6D", "macau")
+    (alarm,) = [b for b in bodies if b["type"] == "alarm"]
+    assert alarm["kind"] == "burn_incomplete"
+    assert open_alarms(bodies) == set()
+    (result,) = [b for b in bodies if b["type"] == "result"]
+    assert result["winner"] == "tie"
+
+
+def test_replay_unreadable_after_a_round_is_settled_before_the_next_result(
+    tmp_path: Path,
+) -> None:
+    bodies = replay_bodies(
+        tmp_path, "shoe AC 2D KC KD 6H 6D unreadable 5C 5D 3H 3S accept_as_burn", "macau"
+    )
+    assert open_alarms(bodies) == set()
+    types = [b["type"] for b in bodies]
+    second = [b for b in bodies if b["type"] == "result"][1]
+    assert second["round"] == 2
+    assert bodies.index(second) > types.index("alarm_cleared")  # shown only once settled
+    bodies = replay_bodies(tmp_path, "shoe AC 2D KC KD 6H 6D unreadable void", "macau")
+    assert open_alarms(bodies) == set()
+    (void,) = [b for b in bodies if b["type"] == "void"]
+    assert void["round"] == 2  # round 1's published tie stands
+
+
+def test_replay_house6_unreadable_round_burn_keeps_the_deal_in_step(tmp_path: Path) -> None:
+    bodies = replay_bodies(
+        tmp_path,
+        "shoe 2C 3C 4C 5C 6C 7C 8C 9C TC KC KD 6H 6D unreadable 9S 2H KD 3C 4C 8D KH JS 7C",
+        "house6",
+    )
+    assert [b for b in bodies if b["type"] == "alarm"] == []
+    second = [b for b in bodies if b["type"] == "result"][1]
+    assert (second["winner"], second["player"]["total"], second["banker"]["total"]) == (
+        "player", 9, 5,
+    )
+    assert second["player"]["cards"] == ["9S", "KD"]

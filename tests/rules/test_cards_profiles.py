@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from baccarat.cards import ALL_CARDS, CardError, parse_card
 from baccarat.controller.engine.inputs import InputError, parse_input
 from baccarat.rules.bets import Stakes, winnings
-from baccarat.rules.profiles import Payouts, load_profile
+from baccarat.rules.profiles import Payouts, ProfileError, load_profile
 
 
 @pytest.mark.parametrize(
@@ -80,7 +80,7 @@ def test_profile_from_toml(tmp_path: Path) -> None:
 
 
 def test_bad_profiles_are_refused(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="unknown profile"):
+    with pytest.raises(ProfileError, match="unknown profile"):
         load_profile("nowhere")
     with pytest.raises(ValueError, match="decks"):
         load_profile("macau", decks=13)
@@ -134,3 +134,13 @@ def test_input_notation_round_trips() -> None:
                  "burn", "burn 3", "accept_as_burn", "exposed", "declare tie", "demo on",
                  "demo off", "end"]:
         assert parse_input(line).to_text() == line
+
+
+def test_the_errors_of_cards_inputs_and_profiles_share_the_package_root() -> None:
+    from baccarat.controller.engine.engine import RefusedError
+    from baccarat.errors import BaccaratError
+
+    for error in (CardError, InputError, ProfileError, RefusedError):
+        assert issubclass(error, BaccaratError)
+    for error in (CardError, InputError, ProfileError):
+        assert issubclass(error, ValueError)  # callers that catch ValueError still do

@@ -3,6 +3,11 @@
 Every message has ``schema`` (the version of these bodies), ``type`` and ``seq`` (up by one
 per message of one engine, so a subscriber can drop duplicates and notice gaps). Board
 makers read the JSON Schemas exported by ``baccarat schemas``, not this file.
+
+The messages and their parts are slotted dataclasses built by keyword; pydantic owns their
+schema: it parses bodies into them (:func:`baccarat.messages.catalog.parse_message`),
+writes their JSON (:meth:`Message.to_json`) and their JSON Schemas. Nothing changes a
+message once it is made.
 """
 
 from __future__ import annotations
@@ -13,10 +18,10 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import ConfigDict, Field, TypeAdapter
 from pydantic_core import SchemaSerializer
 
+from baccarat.rules.tableau import Position, Winner
+
 SCHEMA_VERSION = 1
 
-PositionName = Literal["P1", "B1", "P2", "B2", "P3", "B3", "burn"]
-WinnerName = Literal["banker", "player", "tie"]
 AlarmKind = Literal[
     "extra_card",
     "missing_card",
@@ -38,23 +43,16 @@ ShoePhase = Literal["burning", "ready", "in_round", "closed"]
 MESSAGE_CONFIG = ConfigDict(extra="forbid", populate_by_name=True)
 """What pydantic applies when it parses a body: unknown fields are an error."""
 
-# Every message and its parts are plain slotted dataclasses: the engine makes some ten of
-# them per round, and a dataclass costs a fifth of a pydantic model to build. The common
-# fields (schema, seq, ts, type) are keyword-only; the ones the engine makes most often
-# (card, round, result, shoe, recall and their parts) take their own fields positionally
-# too, because on this hardware matching a dozen keyword arguments costs as much as the
-# rest of building the object (tests/messages/test_messages_order.py pins that order).
-# pydantic still owns their schema: it parses bodies into them (:func:`parse_message`),
-# writes their JSON (:meth:`Message.to_json`) and their JSON Schemas, through one
-# ``TypeAdapter`` per type. Treat them as read-only: nothing in the controller changes a
-# message once it is made.
+
+SERIALIZERS: dict[type[Any], SchemaSerializer] = {}
+"""Each message type's JSON serializer, once built (by :func:`serializer`)."""
+
 
 _ADAPTERS: dict[type[Any], TypeAdapter[Any]] = {}
-_SERIALIZERS: dict[type[Any], SchemaSerializer] = {}
 
 
 def adapter(cls: type[Any]) -> TypeAdapter[Any]:
-    """The pydantic ``TypeAdapter`` of a message type (built on first use, then kept)."""
+    """The pydantic ``TypeAdapter`` of a message type or of a part of one, kept once built."""
     found = _ADAPTERS.get(cls)
     if found is None:
         found = _ADAPTERS[cls] = TypeAdapter(cls)
@@ -62,10 +60,13 @@ def adapter(cls: type[Any]) -> TypeAdapter[Any]:
 
 
 def serializer(cls: type[Any]) -> SchemaSerializer:
-    """A message type's serializer, built and kept on first use (see make_serializers)."""
-    found = _SERIALIZERS.get(cls)
+    """A message type's JSON serializer, built on first use and then kept.
+
+    :func:`baccarat.messages.catalog.make_serializers` builds them all at start.
+    """
+    found = SERIALIZERS.get(cls)
     if found is None:
-        found = _SERIALIZERS[cls] = adapter(cls).serializer
+        found = SERIALIZERS[cls] = adapter(cls).serializer
     return found
 
 
@@ -104,21 +105,20 @@ class Message:
 
     def to_bytes(self) -> bytes:
         """:meth:`to_json` encoded in UTF-8, as it goes on the wire."""
-        found = _SERIALIZERS.get(type(self)) or serializer(type(self))
-        return found.to_json(self, by_alias=True)
+        return serializer(type(self)).to_json(self, by_alias=True)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class CardMessage(Message):
     """A card out of the shoe, assigned to a position (Art. 7) or to the burn pile."""
 
     topic: ClassVar[str] = "card"
-    type: Literal["card"] = field(default="card", kw_only=True)
+    type: Literal["card"] = "card"
     shoe: int
     round: Annotated[
         int | None, Field(description="Round number in the shoe; null for shoe burns.")
     ]
-    position: PositionName
+    position: Literal[Position, "burn"]
     card: Annotated[
         str | None, Field(description="Canonical code such as TS; null if unreadable.")
     ]
@@ -130,7 +130,7 @@ class CardMessage(Message):
     demo: bool = False
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class HandResult:
     """One hand at the end of a round (Art. 11-13)."""
 
@@ -142,16 +142,16 @@ class HandResult:
     pair: bool
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class ResultMessage(Message):
     """The outcome of a completed round. Never published before the rules allow it."""
 
     topic: ClassVar[str] = "result"
-    type: Literal["result"] = field(default="result", kw_only=True)
+    type: Literal["result"] = "result"
     shoe: int
     round: int
     round_id: str
-    winner: WinnerName
+    winner: Winner
     player: HandResult
     banker: HandResult
     demo: bool = False
@@ -194,17 +194,17 @@ class AlarmClearedMessage(Message):
     round: int | None
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class RoundMessage(Message):
     """The live round's state: opened, complete, void (retained on the board's topic)."""
 
     topic: ClassVar[str] = "round"
-    type: Literal["round"] = field(default="round", kw_only=True)
+    type: Literal["round"] = "round"
     shoe: int
     round: int
     round_id: str
     status: Literal["open", "complete", "void"]
-    demo: bool = field(default=False, kw_only=True)
+    demo: bool = False
     next: Annotated[
         str | None, Field(description="The position the next card must go to, or null.")
     ]
@@ -223,12 +223,12 @@ class VoidMessage(Message):
     demo: bool = False
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class ShoeMessage(Message):
     """The shoe's state: counts, phase, last-round flag."""
 
     topic: ClassVar[str] = "shoe"
-    type: Literal["shoe"] = field(default="shoe", kw_only=True)
+    type: Literal["shoe"] = "shoe"
     shoe: int
     profile: str
     decks: int
@@ -248,17 +248,17 @@ class ShoeMessage(Message):
     demo_rounds: int
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class DealtCard:
     """One card of a round in dealing order."""
 
     __pydantic_config__: ClassVar[ConfigDict] = MESSAGE_CONFIG
 
-    position: PositionName
+    position: Literal[Position, "burn"]
     card: str | None
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class RecalledRound:
     """A finished round as game recall shows it: every card in dealing order."""
 
@@ -268,7 +268,7 @@ class RecalledRound:
     round: int
     round_id: str
     status: Literal["result", "void"]
-    winner: WinnerName | None
+    winner: Winner | None
     player_total: int
     banker_total: int
     demo: bool
@@ -276,10 +276,10 @@ class RecalledRound:
     exposed: list[str]
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class RecallMessage(Message):
     """Game recall: the last rounds, newest last (retained)."""
 
     topic: ClassVar[str] = "recall"
-    type: Literal["recall"] = field(default="recall", kw_only=True)
+    type: Literal["recall"] = "recall"
     rounds: list[RecalledRound]

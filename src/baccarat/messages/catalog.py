@@ -45,7 +45,7 @@ def make_serializers() -> None:
     """Build every message type's serializer now rather than on its first message.
 
     The daemon calls this at start, so that the first card of the day reaches the boards
-    as fast as any other (``bench/README.md`` has the figure).
+    as soon as any other.
     """
     for cls in MESSAGE_TYPES:
         serializer(cls)

@@ -1,6 +1,6 @@
 """The roads message: the five roads, the ask rows and the shoe statistics, as published.
 
-Only the data; :mod:`baccarat.controller.engine.roads` computes it and ``docs/roads.md``
+Only the data; ``baccarat.controller.engine.roads`` computes it and ``docs/roads.md``
 states the rules with pictures. Coordinates are 0-based: ``col`` 0 is the leftmost column,
 ``row`` 0 the top row.
 """
@@ -12,7 +12,8 @@ from typing import Annotated, ClassVar, Final, Literal
 
 from pydantic import ConfigDict, Field
 
-from baccarat.messages.bodies import MESSAGE_CONFIG, Message, WinnerName
+from baccarat.messages.bodies import MESSAGE_CONFIG, Message
+from baccarat.rules.tableau import Winner
 
 ROWS: Final = 6
 """Every road is drawn on a grid of 6 rows."""
@@ -28,9 +29,9 @@ DERIVED_ROADS: Final[tuple[tuple[DerivedRoadName, int], ...]] = (
 """The derived roads and their ``k``: the big-road column each one compares with."""
 
 
-# The parts of the roads message are slotted dataclasses like the messages themselves
-# (see ``messages``): built by the controller many times a round, parsed and written by
-# pydantic. Cells are never changed once made; a tie on the big road replaces its cell.
+# The parts of the roads message are slotted dataclasses like the messages themselves (see
+# :mod:`baccarat.messages.bodies`). Cells are never changed once made; a tie on the big
+# road replaces its cell.
 
 
 @dataclass(slots=True, kw_only=True)
@@ -42,7 +43,7 @@ class BeadCell:
     col: int
     row: int
     round: Annotated[int, Field(description="Round number in the shoe.")]
-    winner: WinnerName
+    winner: Winner
     player_pair: bool
     banker_pair: bool
     natural: Annotated[bool, Field(description="Either hand had a natural 8 or 9.")]

@@ -17,6 +17,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from baccarat.errors import BaccaratError
+
 BurnMethod = Literal["first_card", "decks", "fixed", "none"]
 AfterCut = Literal["finish_round", "one_more_round", "one_more_if_tie"]
 OpenMode = Literal["implicit", "explicit"]
@@ -24,6 +26,10 @@ RevealMode = Literal["immediate", "on_reveal"]
 
 MIN_REAL_DECKS = 6
 MAX_DECKS = 12
+
+
+class ProfileError(BaccaratError, ValueError):
+    """A profile name that is neither built in nor a TOML file."""
 
 
 def _default_burn_values() -> dict[str, int]:
@@ -129,7 +135,7 @@ def load_profile(
         data = profile_data_from_toml(Path(name))
     else:
         known = ", ".join(PROFILES)
-        raise ValueError(f"unknown profile {name!r}: use one of {known} or a .toml file")
+        raise ProfileError(f"unknown profile {name!r}: use one of {known} or a .toml file")
     if decks is not None:
         data["decks"] = decks
     data.update(overrides)

@@ -62,13 +62,22 @@ def next_position(player: Sequence[int], banker: Sequence[int]) -> Position | No
     ``player`` and ``banker`` are the values of the cards each hand holds so far, dealt in
     the order of Art. 7 (so only the shapes 0/0, 1/0, 1/1, 2/1, 2/2, 3/2, 2/3, 3/3 occur).
     """
-    n_p, n_b = len(player), len(banker)
-    if n_p + n_b < 4:
-        return DEAL_ORDER[n_p + n_b]
-    if n_p + n_b == 4:
-        return third_card_due(total(player), total(banker))
-    if n_p == 3 and n_b == 2:
-        return after_player_third(total(banker), player[2])
+    player_third = player[2] if len(player) == 3 else None
+    return position_due(len(player), len(banker), total(player), total(banker), player_third)
+
+
+def position_due(
+    player_cards: int, banker_cards: int, player_total: int, banker_total: int,
+    player_third: int | None,
+) -> Position | None:
+    """:func:`next_position` from the hands' sizes and totals and Player's third card."""
+    dealt = player_cards + banker_cards
+    if dealt < 4:
+        return DEAL_ORDER[dealt]
+    if dealt == 4:
+        return third_card_due(player_total, banker_total)
+    if player_cards == 3 and banker_cards == 2 and player_third is not None:
+        return after_player_third(banker_total, player_third)
     return None
 
 

@@ -199,3 +199,148 @@ def test_three_demo_rounds_switch_themselves_off() -> None:
     assert [r.demo for r in of(table.log, "result")] == [True, True, True]
     assert of(table.do(*STAND), "result")[0].demo is False
     assert of(table.log, "shoe")[-1].rounds == 1
+
+
+# ---------------------------------------------------------------- issue 13's three repros
+
+def words(text: str) -> list[str]:
+    return text.split()
+
+
+REPRO_A = words("shoe 5C 2D open 3C 4H 6C 7C open KC KD 6H 6D")
+REPRO_B = words("shoe AC 2D KC KD 6H 6D unreadable 5C 5D 3H 3S accept_as_burn")
+REPRO_C = words(
+    "shoe 2C 3C 4C 5C 6C 7C 8C 9C TC KC KD 6H 6D unreadable 9S 2H KD 3C 4C 8D KH JS 7C"
+)
+
+
+def test_burn_incomplete_clears_when_the_burn_is_done() -> None:
+    table = Table("macau")  # the face-up 5C: burn 5 more
+    table.do(*REPRO_A[:3])
+    alarm = of(table.do("open"), "alarm")[0]
+    assert (alarm.kind, alarm.corrections) == ("burn_incomplete", ["burn"])
+    assert "4 more" in alarm.text
+    assert "burn 4 more card(s) from the shoe" in table.refused("burn")
+    assert "burn_incomplete" in table.refused("open")  # one alarm, not one per press
+    out = table.do("3C", "4H", "6C")
+    assert of(out, "alarm_cleared") == []
+    out = table.do("7C")  # the last card of the burn settles it
+    cleared = of(out, "alarm_cleared")[0]
+    assert (cleared.id, cleared.by) == (alarm.id, "burn")
+    assert of(out, "shoe")[-1].phase == "ready"
+    out = table.do(*REPRO_A[8:])
+    assert of(out, "result")[0].winner == "tie"
+    assert table.engine.shoe is not None
+    assert table.engine.shoe.alarms == []
+
+
+def test_burn_incomplete_after_a_house_burn_clears_too() -> None:
+    table = Table("macau", burn="none", open_mode="explicit", decks=8)
+    table.do("shoe", "burn 2")
+    alarm = of(table.do("open"), "alarm")[0]
+    assert alarm.kind == "burn_incomplete"
+    out = table.do("2S", "3S")
+    assert of(out, "alarm_cleared")[0].id == alarm.id
+    assert of(table.do("open"), "round")[0].status == "open"
+
+
+def test_unreadable_first_card_after_a_round_is_held_by_the_round_it_opens() -> None:
+    table = Table("macau")
+    table.do(*REPRO_B[:7])
+    out = table.do("unreadable")
+    alarm = of(out, "alarm")[0]
+    assert (alarm.kind, alarm.round, alarm.corrections) == (
+        "unreadable_card", 2, ["accept_as_burn", "void"],
+    )
+    assert of(out, "round")[0].round == 2  # the card opened round 2
+    out = table.do("5C", "5D", "3H", "3S")  # round 2 is complete: a tie 8-8, not shown yet
+    assert of(out, "result") == []
+    out = table.do("accept_as_burn")
+    assert of(out, "alarm_cleared")[0].id == alarm.id
+    result = of(out, "result")[0]
+    assert (result.round, result.winner, result.player.cards) == (2, "tie", ["5C", "3H"])
+    assert [c.card for c in of(out, "card")] == [None]  # the unreadable card, burned
+
+
+def test_unreadable_first_card_after_a_round_void_voids_that_round_not_the_last() -> None:
+    table = Table("macau")
+    table.do(*REPRO_B[:8])
+    out = table.do("void")
+    assert of(out, "void")[0].round == 2
+    assert of(out, "alarm_cleared")[0].by == "void"
+    assert [r.round for r in of(table.log, "result")] == [1]  # round 1's tie stands
+    assert of(table.do("5C", "5D", "3H", "3S"), "result")[0].round == 3
+
+
+def test_foreign_first_card_after_a_round_is_held_by_the_round_it_opens() -> None:
+    table = Table("macau", burn="none", decks=1)
+    table.do("shoe", "KC", "KD", "6H", "6D")
+    alarm = of(table.do("KC"), "alarm")[0]  # a second king of clubs in a 1-deck shoe
+    assert (alarm.kind, alarm.round, alarm.corrections) == (
+        "foreign_card", 2, ["accept_as_burn", "void"],
+    )
+    assert of(table.do("5C", "5D", "3H", "3S"), "result") == []
+    out = table.do("accept_as_burn")
+    assert of(out, "result")[0].player.cards == ["5C", "3H"]
+
+
+def test_house6_unreadable_round_burn_card_is_just_burned() -> None:
+    table = Table("house6")
+    table.do(*REPRO_C[:14])
+    out = table.do("unreadable")
+    assert of(out, "alarm") == []
+    burn = of(out, "card")[0]
+    assert (burn.round, burn.position, burn.card) == (2, "burn", None)
+    out = table.do(*REPRO_C[15:19])
+    result = of(out, "result")[0]
+    assert (result.winner, result.player.total, result.banker.total) == ("player", 9, 5)
+    assert (result.player.cards, result.banker.cards) == (["9S", "KD"], ["2H", "3C"])
+    out = table.do(*REPRO_C[19:])
+    assert [c.position for c in of(out, "card")] == ["burn", "P1", "B1", "P2", "B2"]
+
+
+# ---------------------------------------------------------------- declare and reveal
+
+
+def test_declare_while_another_alarm_is_open_is_refused_with_the_reason() -> None:
+    table = explicit()
+    table.do("open", *STAND, "5D")  # extra card held by round 1
+    reason = table.refused("declare player")
+    assert "#1 extra_card" in reason
+    table.do("accept_as_burn")
+    assert table.do("declare player") == []  # agrees with the cards: nothing to say
+
+
+def test_a_second_wrong_declare_is_refused_not_ignored() -> None:
+    table = Table("macau", burn="none", decks=2, reveal="on_reveal")
+    table.do("shoe", *STAND, "declare banker")
+    reason = table.refused("declare tie")
+    assert "result_mismatch" in reason
+    assert "player" in reason  # what the cards say
+    assert of(table.do("declare player"), "alarm_cleared")
+
+
+def test_a_second_early_declare_or_reveal_is_refused_not_ignored() -> None:
+    table = implicit()
+    table.do("2S", "3H", "KS", "KH", "reveal")
+    assert "missing_card" in table.refused("declare banker")
+    assert "P3" in table.refused("reveal")
+
+
+def test_a_shoe_ended_during_its_burn_settles_burn_incomplete() -> None:
+    table = Table("house6")
+    table.do("shoe", "2C")
+    alarm = of(table.do("open"), "alarm")[0]
+    cleared = of(table.do("end"), "alarm_cleared")[0]
+    assert (cleared.id, cleared.by) == (alarm.id, "end")
+    table.do("shoe", "2C")
+    alarm = of(table.do("open"), "alarm")[0]
+    cleared = of(table.do("shoe"), "alarm_cleared")[0]  # a new shoe: the old burn is moot
+    assert (cleared.id, cleared.by, cleared.shoe) == (alarm.id, "shoe", 2)
+
+
+def test_a_new_shoe_waits_for_a_card_the_old_one_holds() -> None:
+    table = explicit()
+    table.do("9S")  # card_before_open, held by the shoe
+    assert "settle alarm #1 card_before_open" in table.refused("shoe")
+    table.do("accept_as_burn", "shoe")

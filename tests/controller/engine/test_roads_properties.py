@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from baccarat.controller.engine.roads import Roads
 from baccarat.messages.bodies import adapter
 from baccarat.messages.roads import RoadsMessage
+from baccarat.rules.tableau import Winner
 
-Winner = Literal["banker", "player", "tie"]
 DERIVED = ("big_eye_boy", "small_road", "cockroach_pig")
 
 results = st.lists(

@@ -1,9 +1,9 @@
-"""The rules engine: a pure, synchronous state machine.
+"""The rules engine: a pure, synchronous state machine (docs/design.md, invariant 1).
 
 ``Engine.feed(input)`` takes one input (a card out of the shoe, a dealer's button, an
 operator's command) and returns an :class:`Outcome`: the messages to publish, in order,
 or a refusal that leaves the state unchanged. No I/O, no clock, no randomness: the same
-inputs give the same messages, byte for byte (invariant 1).
+inputs give the same messages, byte for byte.
 
 The rounds
 ----------
@@ -16,19 +16,19 @@ no uncorrected alarm and its result has been published (on squeeze tables, after
 Misdeals (Art. 10)
 ------------------
 A deviation raises an alarm at the input that proves it. A card the rules cannot place
-(an extra card, a foreign or unreadable card, a card before ``open``, a card after the shoe
-ended) is *held aside* by its alarm; it is in nobody's hand. ``accept_as_burn`` sends the
-oldest held card to the discard and play goes on; ``void`` ends the round with no result.
-A round with an uncorrected alarm publishes no result.
+(an extra card, a foreign or unreadable card, a card before ``open``) is *held aside* by
+its alarm; it is in nobody's hand. ``accept_as_burn`` sends the oldest held card to the
+discard and play goes on; ``void`` ends the round with no result. A round with an
+uncorrected alarm publishes no result.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Literal, NamedTuple
 
 from baccarat.cards import RANKS, Card
+from baccarat.controller.engine import alarms
 from baccarat.controller.engine.inputs import (
     AcceptAsBurn,
     Burn,
@@ -45,130 +45,28 @@ from baccarat.controller.engine.inputs import (
     Reveal,
     VoidRound,
 )
+from baccarat.controller.engine.roads import Roads
+from baccarat.controller.engine.state import Alarm, Round, Shoe, WithheldCard
+from baccarat.errors import BaccaratError
 from baccarat.messages.bodies import (
     AlarmClearedMessage,
     AlarmKind,
     AlarmMessage,
     CardMessage,
     Correction,
-    DealtCard,
-    HandResult,
     Message,
-    PositionName,
     RecalledRound,
     RecallMessage,
     ResultMessage,
     RoundMessage,
     ShoeMessage,
-    ShoePhase,
     VoidMessage,
-    WinnerName,
 )
-from baccarat.rules import tableau
 from baccarat.rules.profiles import Profile
-from baccarat.rules.tableau import DEAL_ORDER
-
-if TYPE_CHECKING:
-    from baccarat.controller.engine.roads import Roads
+from baccarat.rules.tableau import Position
 
 RECALL_ROUNDS = 10
 """Rounds kept for game recall."""
-
-ARTICLE: dict[AlarmKind, str] = {
-    "extra_card": "9, 10",
-    "missing_card": "9, 10",
-    "card_before_open": "7, 10",
-    "foreign_card": "1, 10",
-    "unreadable_card": "10",
-    "result_mismatch": "11, 10",
-    "burn_incomplete": "2.1, 8",
-    "shoe_closed": "3.1",
-    "demo_limit": "2.2",
-    "link_down": "device",
-    "device_fault": "device",
-    "bad_data": "device",
-    "journal_damaged": "device",
-}
-_DEVICE_ALARM: dict[str, AlarmKind] = {
-    "link_down": "link_down",
-    "fault": "device_fault",
-    "bad_data": "bad_data",
-    "journal": "journal_damaged",
-}
-
-
-@dataclass(slots=True)
-class Alarm:
-    """An uncorrected deviation; ``held`` is the card it holds aside, if any."""
-
-    id: int
-    kind: AlarmKind
-    corrections: list[Correction]
-    held: Card | None = None
-    holds_card: bool = False
-    foreign: bool = False
-
-
-@dataclass(slots=True)
-class Round:
-    """One round of a shoe."""
-
-    number: int
-    demo: bool
-    round_id: str  # "<shoe>-<round>", unique within a table
-    burn_due: int = 0
-    player: list[Card] = field(default_factory=list)
-    banker: list[Card] = field(default_factory=list)
-    player_total: int = 0
-    banker_total: int = 0
-    alarms: list[Alarm] = field(default_factory=list)
-    exposed: list[str] = field(default_factory=list)
-    withheld: list[dict[str, Any]] = field(default_factory=list)
-    last_position: str | None = None
-    dealt: list[DealtCard] = field(default_factory=list)  # every card, in dealing order
-    due: tableau.Position | None = "P1"  # kept equal to tableau.next_position of the hands
-    complete: bool = False
-    revealed: bool = False
-    published: bool = False
-    void: bool = False
-    winner: WinnerName | None = None
-
-    @property
-    def closed(self) -> bool:
-        """Complete, settled and shown (or void): the next round may begin."""
-        return self.void or (self.published and not self.alarms)
-
-    def next_position(self) -> tableau.Position | None:
-        """Where the next card goes by the tableau; ``None`` when complete."""
-        return self.due
-
-
-@dataclass(slots=True)
-class Shoe:
-    """One shoe: inventory, burn, cut card, demo rounds, last round."""
-
-    number: int
-    decks: int
-    counts: list[int]
-    phase: ShoePhase = "burning"
-    burn_due: int | None = 0
-    drawn: int = 0
-    burned: int = 0
-    cut_card: bool = False
-    last_round_no: int | None = None
-    tie_extension: bool = False
-    demo_on: bool = False
-    demo_rounds: int = 0
-    results: int = 0
-    round_no: int = 0
-    shoe_alarms: list[Alarm] = field(default_factory=list)
-    taken: list[Card] = field(default_factory=list)
-    ended: bool = False
-
-    @property
-    def total(self) -> int:
-        """Cards in the shoe when full."""
-        return self.decks * 52
 
 
 class Outcome(NamedTuple):
@@ -178,12 +76,7 @@ class Outcome(NamedTuple):
     refused: str | None = None
 
 
-_outcome = tuple.__new__
-"""``Outcome(messages)`` without the named tuple's Python-level ``__new__``, which costs a
-few percent of a card's whole trip through the engine, on every input."""
-
-
-class RefusedError(Exception):
+class RefusedError(BaccaratError):
     """An input the engine does not accept in its current state."""
 
 
@@ -192,38 +85,16 @@ class Engine:
 
     def __init__(self, profile: Profile, *, roads: bool = True) -> None:
         self.profile = profile
-        self._squeeze = profile.reveal == "on_reveal"
-        self._continuous = profile.continuous_shuffler
-        self._implicit = profile.open_mode == "implicit"
         self.seq = 0
         self.alarm_seq = 0
         self.shoe: Shoe | None = None
         self.round: Round | None = None
-        self.roads: Roads | None = None
-        if roads:
-            from baccarat.controller.engine.roads import Roads
-
-            self.roads = Roads()
-        self._out: list[Message] = []
-        self._ts: float | None = None
-        self._handlers: dict[type[Any], Any] = {
-            DrawCard: self._on_card,
-            NewShoe: self._on_new_shoe,
-            CutCardSeen: self._on_cut,
-            OpenRound: self._on_open,
-            Reveal: self._on_reveal,
-            VoidRound: self._on_void,
-            AcceptAsBurn: self._on_accept_as_burn,
-            Burn: self._on_burn,
-            Exposed: self._on_exposed,
-            Declare: self._on_declare,
-            Demo: self._on_demo,
-            EndShoe: self._on_end,
-            DeviceReport: self._on_device,
-        }
-        self._link_alarm: Alarm | None = None
+        self.roads: Roads | None = Roads() if roads else None
         self.recall: deque[RecalledRound] = deque(maxlen=RECALL_ROUNDS)
         self._last_shoe_number = 0
+        self._link_alarm: Alarm | None = None
+        self._out: list[Message] = []
+        self._ts: float | None = None
 
     @classmethod
     def resume(cls, profile: Profile, counters: dict[str, int], *, roads: bool = True) -> Engine:
@@ -252,59 +123,115 @@ class Engine:
         self._out = []
         self._ts = inp.ts
         try:
-            if type(inp) is DrawCard:  # nine inputs in ten
-                self._on_card(inp)
-            else:
-                self._handlers[type(inp)](inp)
+            self._handle(inp)
         except RefusedError as exc:
             if self._out:  # a handler must refuse before it emits; guard the invariant
                 raise RuntimeError("handler refused after emitting") from exc
             return Outcome([], str(exc))
-        return _outcome(Outcome, (self._out, None))
+        return Outcome(self._out)
+
+    def _handle(self, inp: Input) -> None:
+        match inp:
+            case DrawCard():
+                self._on_card(inp)
+            case NewShoe():
+                self._on_new_shoe(inp)
+            case CutCardSeen():
+                self._on_cut()
+            case OpenRound():
+                self._on_open()
+            case Reveal():
+                self._on_reveal()
+            case VoidRound():
+                self._on_void(inp)
+            case AcceptAsBurn():
+                self._on_accept_as_burn()
+            case Burn():
+                self._on_burn(inp)
+            case Exposed():
+                self._on_exposed()
+            case Declare():
+                self._on_declare(inp)
+            case Demo():
+                self._on_demo(inp)
+            case EndShoe():
+                self._on_end()
+            case DeviceReport():
+                self._on_device(inp)
+            case _:
+                raise TypeError(f"not an engine input: {inp!r}")
 
     # ------------------------------------------------------------------ emitting
 
-    def _emit(self, cls: type[Message], **fields: Any) -> None:
+    def _emit(self, message: Message) -> None:
+        self._out.append(message)
+
+    def _next_seq(self) -> int:
         self.seq += 1
-        self._out.append(cls(seq=self.seq, ts=self._ts, **fields))
+        return self.seq
 
     def _emit_shoe(self) -> None:
         shoe = self.shoe
         if shoe is None:
             return
-        self.seq += 1
-        self._out.append(
+        self._emit(
             ShoeMessage(
-                shoe.number,
-                self.profile.name,
-                shoe.decks,
-                shoe.drawn - shoe.burned,  # cards_dealt
-                shoe.burned,  # cards_burned
-                shoe.decks * 52 - shoe.drawn,  # cards_left
-                shoe.burn_due or 0,
-                shoe.phase,
-                shoe.cut_card,
-                shoe.last_round_no is not None and self._is_last_round(),
-                shoe.results,  # rounds
-                shoe.demo_on,  # demo
-                shoe.demo_rounds,
-                seq=self.seq,
+                seq=self._next_seq(),
                 ts=self._ts,
+                shoe=shoe.number,
+                profile=self.profile.name,
+                decks=shoe.decks,
+                cards_dealt=shoe.drawn - shoe.burned,
+                cards_burned=shoe.burned,
+                cards_left=shoe.cards_left,
+                burn_due=shoe.burn_due or 0,
+                phase=shoe.phase,
+                cut_card=shoe.cut_card,
+                last_round=self._is_last_round(),
+                rounds=shoe.results,
+                demo=shoe.demo_on,
+                demo_rounds=shoe.demo_rounds,
             )
         )
 
     def _emit_roads(self) -> None:
         if self.roads is None or self.shoe is None:
             return
-        self.seq += 1
-        shoe = self.shoe
-        self._out.append(
+        self._emit(
             self.roads.message(
-                seq=self.seq, shoe=shoe.number, cards_left=shoe.total - shoe.drawn, ts=self._ts
+                seq=self._next_seq(),
+                shoe=self.shoe.number,
+                cards_left=self.shoe.cards_left,
+                ts=self._ts,
             )
         )
 
-    def _raise_alarm(
+    def _emit_card(
+        self,
+        shoe: Shoe,
+        rnd: Round | None,
+        position: Position | Literal["burn"],
+        code: str | None,
+        *,
+        face_up: bool = False,
+        totals: tuple[int, int] | None = None,
+    ) -> None:
+        self._emit(
+            CardMessage(
+                seq=self._next_seq(),
+                ts=self._ts,
+                shoe=shoe.number,
+                round=rnd.number if rnd else None,
+                position=position,
+                card=code,
+                face_up=face_up,
+                player_total=totals[0] if totals else None,
+                banker_total=totals[1] if totals else None,
+                demo=rnd.demo if rnd else False,
+            )
+        )
+
+    def _raise(
         self,
         kind: AlarmKind,
         text: str,
@@ -313,302 +240,205 @@ class Engine:
         card: Card | None = None,
         holds_card: bool = False,
         foreign: bool = False,
-        on_round: Round | None = None,
-        pending: bool = True,
+        owner: Round | None = None,
     ) -> Alarm:
+        """Raise an alarm; a correctable one waits on ``owner`` (or the shoe) until settled."""
         self.alarm_seq += 1
+        corrections = list(corrections)
         alarm = Alarm(
-            self.alarm_seq, kind, corrections, held=card, holds_card=holds_card, foreign=foreign
+            self.alarm_seq, kind, corrections, card=card, holds_card=holds_card, foreign=foreign
         )
-        if pending and corrections:
-            if on_round is not None:
-                on_round.alarms.append(alarm)
+        if corrections:
+            if owner is not None:
+                owner.alarms.append(alarm)
             elif self.shoe is not None:
-                self.shoe.shoe_alarms.append(alarm)
+                self.shoe.alarms.append(alarm)
         self._emit(
-            AlarmMessage,
-            id=alarm.id,
-            kind=kind,
-            article=ARTICLE[kind],
-            correctable=bool(corrections),
-            corrections=corrections,
-            shoe=self.shoe.number if self.shoe else None,
-            round=on_round.number if on_round else None,
-            card=card.code if card else None,
-            text=text,
+            AlarmMessage(
+                seq=self._next_seq(),
+                ts=self._ts,
+                id=alarm.id,
+                kind=kind,
+                article=alarms.ARTICLE[kind],
+                correctable=bool(corrections),
+                corrections=corrections,
+                shoe=self.shoe.number if self.shoe else None,
+                round=owner.number if owner else None,
+                card=card.code if card else None,
+                text=text,
+            )
         )
         return alarm
 
-    def _clear_alarm(self, alarm: Alarm, by: str, rnd: Round | None) -> None:
-        if rnd is not None and alarm in rnd.alarms:
-            rnd.alarms.remove(alarm)
-        elif self.shoe is not None and alarm in self.shoe.shoe_alarms:
-            self.shoe.shoe_alarms.remove(alarm)
+    def _clear(self, alarm: Alarm, by: str, owner: Round | None) -> None:
+        if owner is not None and alarm in owner.alarms:
+            owner.alarms.remove(alarm)
+        elif self.shoe is not None and alarm in self.shoe.alarms:
+            self.shoe.alarms.remove(alarm)
         self._emit(
-            AlarmClearedMessage,
-            id=alarm.id,
-            kind=alarm.kind,
-            by=by,
-            shoe=self.shoe.number if self.shoe else None,
-            round=rnd.number if rnd else None,
+            AlarmClearedMessage(
+                seq=self._next_seq(),
+                ts=self._ts,
+                id=alarm.id,
+                kind=alarm.kind,
+                by=by,
+                shoe=self.shoe.number if self.shoe else None,
+                round=owner.number if owner else None,
+            )
         )
 
     # ------------------------------------------------------------------ cards
 
     def _on_card(self, inp: DrawCard) -> None:
-        card, shoe, rnd = inp.card, self.shoe, self.round
-        if (
-            card is not None
-            and shoe is not None
-            and rnd is not None
-            and shoe.phase == "in_round"
-            and rnd.due is not None
-            and not rnd.burn_due
-            and not rnd.void
-            and shoe.counts[card.index] < shoe.decks
-        ):  # the common case, a card due to a hand of the open round: straight to it
-            shoe.drawn += 1
-            shoe.counts[card.index] += 1
-            if self._continuous:
-                shoe.taken.append(card)
-            self._deal(shoe, rnd, rnd.due, card)
-            return
-        if (
-            card is not None
-            and shoe is not None
-            and shoe.phase == "ready"
-            and self._implicit
-            and not shoe.burn_due
-            and (rnd is None or rnd.closed)
-            and shoe.counts[card.index] < shoe.decks
-        ):  # the next common case: the card that opens the next round (implicit opening)
-            shoe.drawn += 1
-            shoe.counts[card.index] += 1
-            if self._continuous:
-                shoe.taken.append(card)
-            self._round_card(shoe, self._start_round(shoe), card)
-            return
+        """Place a card: the shoe's burn, the open round, a new round, or aside.
+
+        Where the card goes is settled before its face is looked at, so that a card held
+        aside (a foreign card, or an unreadable one whose face matters) is held by the
+        round it came to: in implicit mode, the round it opens.
+        """
+        shoe, card = self.shoe, inp.card
         if shoe is None or shoe.phase == "closed":
-            self._raise_alarm(
-                "shoe_closed",
-                "a card came out but no shoe is in play"
-                if shoe is None
-                else f"a card came out after shoe {shoe.number} ended",
-                [],
-                card=card,
+            self._raise(
+                "shoe_closed", alarms.shoe_closed(shoe.number if shoe else None), [], card=card
             )
             return
-        if card is not None and shoe.counts[card.index] >= shoe.decks:
-            self._hold_foreign(shoe, card)
+        rnd = self._open_round()
+        shoe_burn = shoe.phase == "burning" or (rnd is None and bool(shoe.burn_due))
+        if rnd is None and not shoe_burn and self.profile.open_mode == "implicit":
+            rnd = self._start_round(shoe)
+        if card is not None and shoe.is_foreign(card):
+            self._hold_foreign(shoe, card, rnd)
             return
-        self._take(shoe, card)
-        if card is None and not self._burning_plain(shoe):
-            self._hold_unreadable(shoe)
-            return
-        self._place(shoe, card)
+        shoe.take(card, keep=self.profile.continuous_shuffler)
+        if shoe_burn:
+            self._shoe_burn(shoe, card)
+        elif rnd is not None:
+            self._round_card(shoe, rnd, card)
+        elif card is None:
+            self._hold_unreadable(shoe, None)
+        else:
+            self._hold_before_open(shoe, card)
 
-    def _take(self, shoe: Shoe, card: Card | None) -> None:
-        """Count a card of our own out of the shoe (it is dealt, burned or held)."""
-        shoe.drawn += 1
-        if card is not None:
-            shoe.counts[card.index] += 1
-            if self._continuous:
-                shoe.taken.append(card)
-
-    def _burning_plain(self, shoe: Shoe) -> bool:
-        """A burn card whose face does not matter is due next."""
-        if shoe.phase == "burning":
-            return shoe.burn_due is not None
-        rnd = self.round
-        if rnd is not None and not rnd.closed:
-            return rnd.burn_due > 0
-        return bool(shoe.burn_due)
-
-    def _hold_foreign(self, shoe: Shoe, card: Card) -> None:
-        rnd = self._open_round_or_none()
-        self._raise_alarm(
-            "foreign_card",
-            f"{card.code} is one more than the {shoe.decks} of it that a {shoe.decks}-deck "
-            "shoe holds: a foreign or duplicate card",
-            ["accept_as_burn", "void"] if rnd else ["accept_as_burn"],
-            card=card,
-            holds_card=True,
-            foreign=True,
-            on_round=rnd,
-        )
-
-    def _hold_unreadable(self, shoe: Shoe) -> None:
-        rnd = self._open_round_or_none()
-        what = "the face-up burn card" if shoe.phase == "burning" else "a card"
-        self._raise_alarm(
-            "unreadable_card",
-            f"the shoe could not read {what}; it is held aside until corrected",
-            ["accept_as_burn", "void"] if rnd else ["accept_as_burn"],
-            holds_card=True,
-            on_round=rnd,
-        )
-
-    def _open_round_or_none(self) -> Round | None:
+    def _open_round(self) -> Round | None:
         rnd = self.round
         return rnd if rnd is not None and not rnd.closed else None
 
-    def _place(self, shoe: Shoe, card: Card | None) -> None:
-        """Put a counted card where it belongs: shoe burn, round burn, a hand, or aside."""
-        if shoe.phase == "burning":
-            self._shoe_burn(shoe, card)
-            return
-        rnd = self.round
-        if rnd is not None and not rnd.closed:
-            self._round_card(shoe, rnd, card)
-            return
-        if shoe.burn_due:
-            shoe.burn_due = shoe.burn_due - 1
-            self._burn_card(shoe, card, rnd=None)
-            if not shoe.burn_due:
-                self._emit_shoe()
-            return
-        if self.profile.open_mode == "explicit":
-            self._hold_before_open(shoe, card)
-            return
-        self._start_round(shoe)
-        assert self.round is not None
-        self._round_card(shoe, self.round, card)
-
     def _shoe_burn(self, shoe: Shoe, card: Card | None) -> None:
-        due = shoe.burn_due
-        face_up = due is None
-        if due is None:
-            assert card is not None  # an unreadable face-up card is held, never burned here
+        """A burn card of the shoe's start (Art. 2.1) or of the house's burn (Art. 8)."""
+        face_up = shoe.burn_due is None
+        if face_up:
+            if card is None:  # the face-up card sets the burn: its face matters
+                self._hold_unreadable(shoe, None)
+                return
             due = self.profile.initial_burn(RANKS[card.rank - 1]) or 0
+        else:
+            due = shoe.burn_due or 0
         shoe.burn_due = max(due - 1, 0)
-        self._burn_card(shoe, card, rnd=None, face_up=face_up)
+        self._burn_card(shoe, card, None, face_up=face_up)
         if shoe.burn_due == 0:
             shoe.phase = "ready"
+            self._burn_over(shoe, "burn")
             self._emit_shoe()
+
+    def _burn_over(self, shoe: Shoe, by: str) -> None:
+        """The burn is done, or moot as the shoe ends: ``burn_incomplete`` is settled."""
+        for alarm in [a for a in shoe.alarms if a.kind == "burn_incomplete"]:
+            self._clear(alarm, by, None)
+
+    def _round_card(self, shoe: Shoe, rnd: Round, card: Card | None) -> None:
+        if rnd.burn_due:  # a plain burn card: its face does not matter
+            rnd.burn_due -= 1
+            self._burn_card(shoe, card, rnd)
+            self._clear_missing(rnd)
+        elif card is None:
+            self._hold_unreadable(shoe, rnd)
+        elif rnd.due is None:
+            self._raise(
+                "extra_card",
+                alarms.extra_card(card.code, rnd.number),
+                alarms.HELD_IN_ROUND,
+                card=card,
+                holds_card=True,
+                owner=rnd,
+            )
+        else:
+            self._deal(shoe, rnd, card)
 
     def _burn_card(
         self, shoe: Shoe, card: Card | None, rnd: Round | None, *, face_up: bool = False
     ) -> None:
         shoe.burned += 1
+        code = card.code if card else None
         if rnd is not None:
-            rnd.dealt.append(_dealt_card("burn", card.code if card else None))
-        self._emit(
-            CardMessage,
-            shoe=shoe.number,
-            round=rnd.number if rnd else None,
-            position="burn",
-            card=card.code if card else None,
-            face_up=face_up,
-            demo=rnd.demo if rnd else False,
+            rnd.record_burn(code)
+        self._emit_card(shoe, rnd, "burn", code, face_up=face_up)
+
+    def _deal(self, shoe: Shoe, rnd: Round, card: Card) -> None:
+        position = rnd.deal(card)
+        self._clear_missing(rnd)
+        if self.profile.reveal == "on_reveal" and not rnd.revealed:
+            rnd.withheld.append(
+                WithheldCard(position, card.code, rnd.player_total, rnd.banker_total)
+            )
+        else:
+            self._emit_card(
+                shoe, rnd, position, card.code, totals=(rnd.player_total, rnd.banker_total)
+            )
+        if rnd.complete:
+            self._maybe_publish(shoe, rnd)
+
+    def _clear_missing(self, rnd: Round) -> None:
+        """The card that was due came: a ``missing_card`` alarm is settled by ``deal``."""
+        for alarm in [a for a in rnd.alarms if a.kind == "missing_card"]:
+            self._clear(alarm, "deal", rnd)
+
+    def _hold_foreign(self, shoe: Shoe, card: Card, rnd: Round | None) -> None:
+        self._raise(
+            "foreign_card",
+            alarms.foreign_card(card.code, shoe.decks),
+            alarms.HELD_IN_ROUND if rnd else alarms.HELD_OUTSIDE_ROUND,
+            card=card,
+            holds_card=True,
+            foreign=True,
+            owner=rnd,
         )
 
-    def _hold_before_open(self, shoe: Shoe, card: Card | None) -> None:
+    def _hold_unreadable(self, shoe: Shoe, rnd: Round | None) -> None:
+        self._raise(
+            "unreadable_card",
+            alarms.unreadable_card(face_up_burn=shoe.phase == "burning"),
+            alarms.HELD_IN_ROUND if rnd else alarms.HELD_OUTSIDE_ROUND,
+            holds_card=True,
+            owner=rnd,
+        )
+
+    def _hold_before_open(self, shoe: Shoe, card: Card) -> None:
+        """Explicit opening: a card when no round is open."""
         last = self.round
-        code = card.code if card else "an unreadable card"
         if last is not None and not last.void:
-            self._raise_alarm(
+            self._raise(
                 "extra_card",
-                f"{code} came out after round {last.number} was complete and before 'open': "
-                "a third card against the tableau, or the next round dealt without 'open'",
-                ["accept_as_burn", "void"],
+                alarms.extra_before_open(card.code, last.number),
+                alarms.HELD_IN_ROUND,
                 card=card,
                 holds_card=True,
-                on_round=last,
+                owner=last,
             )
             return
-        self._raise_alarm(
+        self._raise(
             "card_before_open",
-            f"{code} came out before the round was opened",
+            alarms.card_before_open(card.code),
             ["accept_as_burn", "open"],
             card=card,
             holds_card=True,
         )
 
-    def _round_card(self, shoe: Shoe, rnd: Round, card: Card | None) -> None:
-        if rnd.burn_due > 0:
-            rnd.burn_due -= 1
-            self._burn_card(shoe, card, rnd)
-            return
-        position = rnd.due
-        if position is None:
-            self._raise_alarm(
-                "extra_card",
-                f"{card.code if card else 'an unreadable card'} came out but round "
-                f"{rnd.number} is complete: no card is due (Art. 9)",
-                ["accept_as_burn", "void"],
-                card=card,
-                holds_card=True,
-                on_round=rnd,
-            )
-            return
-        assert card is not None  # unreadable cards in a round are held before this
-        self._deal(shoe, rnd, position, card)
-
-    def _deal(self, shoe: Shoe, rnd: Round, position: tableau.Position, card: Card) -> None:
-        value = card.value
-        player, banker = rnd.player, rnd.banker
-        if position[0] == "P":
-            player.append(card)
-            rnd.player_total = (rnd.player_total + value) % 10
-        else:
-            banker.append(card)
-            rnd.banker_total = (rnd.banker_total + value) % 10
-        rnd.last_position = position
-        dealt = len(player) + len(banker)
-        if dealt < 4:
-            due: tableau.Position | None = DEAL_ORDER[dealt]
-        elif dealt == 4:
-            due = tableau.third_card_due(rnd.player_total, rnd.banker_total)
-        elif position == "P3":
-            due = tableau.after_player_third(rnd.banker_total, value)
-        else:
-            due = None
-        rnd.due = due
-        code = card.code
-        rnd.dealt.append(_DEALT_CARDS.get((position, code)) or _dealt_card(position, code))
-        if rnd.alarms:
-            for alarm in [a for a in rnd.alarms if a.kind == "missing_card"]:
-                self._clear_alarm(alarm, "deal", rnd)
-        if self._squeeze and not rnd.revealed:
-            rnd.withheld.append(
-                {
-                    "shoe": shoe.number,
-                    "round": rnd.number,
-                    "position": position,
-                    "card": code,
-                    "player_total": rnd.player_total,
-                    "banker_total": rnd.banker_total,
-                    "demo": rnd.demo,
-                }
-            )
-        else:
-            self.seq += 1
-            self._out.append(
-                CardMessage(  # positional: see messages.py
-                    shoe.number,
-                    rnd.number,
-                    position,
-                    code,
-                    False,  # face_up
-                    rnd.player_total,
-                    rnd.banker_total,
-                    rnd.demo,
-                    seq=self.seq,
-                    ts=self._ts,
-                )
-            )
-        if due is None:
-            rnd.complete = True
-            rnd.winner = tableau.winner(rnd.player_total, rnd.banker_total)
-            self._maybe_publish(shoe, rnd)
-
     # ------------------------------------------------------------------ rounds
 
     def _start_round(self, shoe: Shoe) -> Round:
         shoe.round_no += 1
-        demo = False
-        if shoe.demo_on:
-            demo = True
+        demo = shoe.demo_on
+        if demo:
             shoe.demo_rounds += 1
             if shoe.demo_rounds >= self.profile.max_demo_rounds:
                 shoe.demo_on = False
@@ -616,45 +446,49 @@ class Engine:
         rnd = Round(number, demo, f"{shoe.number}-{number}", self.profile.burn_per_round)
         self.round = rnd
         shoe.phase = "in_round"
-        self.seq += 1
-        self._out.append(
+        self._emit(
             RoundMessage(
-                shoe.number,
-                number,
-                rnd.round_id,
-                "open",
-                "burn" if rnd.burn_due else "P1",  # next
-                seq=self.seq,
+                seq=self._next_seq(),
                 ts=self._ts,
+                shoe=shoe.number,
+                round=number,
+                round_id=rnd.round_id,
+                status="open",
                 demo=demo,
+                next=rnd.next_card,
             )
         )
         return rnd
 
     def _maybe_publish(self, shoe: Shoe, rnd: Round) -> None:
         """Publish the result once the rules allow: complete, no alarm, revealed if squeeze."""
-        if not rnd.complete or rnd.alarms or rnd.published or rnd.void:
+        if rnd.winner is None or rnd.alarms or rnd.published or rnd.void:
             return
-        if self._squeeze and not rnd.revealed:
+        if self.profile.reveal == "on_reveal" and not rnd.revealed:
             return
-        for fields in rnd.withheld:
-            self._emit(CardMessage, **fields)
+        for withheld in rnd.withheld:
+            self._emit_card(
+                shoe,
+                rnd,
+                withheld.position,
+                withheld.card,
+                totals=(withheld.player_total, withheld.banker_total),
+            )
         rnd.withheld.clear()
         rnd.published = True
-        assert rnd.winner is not None
-        self.seq += 1
-        self._out.append(
+        player, banker = rnd.player_hand(), rnd.banker_hand()
+        self._emit(
             ResultMessage(
-                shoe.number,
-                rnd.number,
-                rnd.round_id,
-                rnd.winner,
-                _hand(rnd.player, rnd.player_total),
-                _hand(rnd.banker, rnd.banker_total),
-                rnd.demo,
-                list(rnd.exposed),
-                seq=self.seq,
+                seq=self._next_seq(),
                 ts=self._ts,
+                shoe=shoe.number,
+                round=rnd.number,
+                round_id=rnd.round_id,
+                winner=rnd.winner,
+                player=player,
+                banker=banker,
+                demo=rnd.demo,
+                exposed=list(rnd.exposed),
             )
         )
         if not rnd.demo:
@@ -666,28 +500,27 @@ class Engine:
                 self.roads.add(
                     rnd.number,
                     rnd.winner,
-                    _is_pair(rnd.player),
-                    _is_pair(rnd.banker),
-                    _natural(rnd.player) or _natural(rnd.banker),
+                    player.pair,
+                    banker.pair,
+                    player.natural or banker.natural,
                 )
         self._close_round(shoe, rnd, roads_changed=not rnd.demo)
 
     def _close_round(self, shoe: Shoe, rnd: Round, *, roads_changed: bool) -> None:
-        self.seq += 1
-        self._out.append(
+        self._emit(
             RoundMessage(
-                shoe.number,
-                rnd.number,
-                rnd.round_id,
-                "void" if rnd.void else "complete",
-                None,  # next
-                seq=self.seq,
+                seq=self._next_seq(),
                 ts=self._ts,
+                shoe=shoe.number,
+                round=rnd.number,
+                round_id=rnd.round_id,
+                status="void" if rnd.void else "complete",
                 demo=rnd.demo,
+                next=None,
             )
         )
-        if self._continuous:
-            self._return_cards(shoe, rnd)
+        if self.profile.continuous_shuffler:
+            shoe.give_back()
         shoe.phase = "closed" if shoe.ended else "ready"
         self._check_last_round(shoe, rnd)
         self._emit_shoe()
@@ -696,33 +529,22 @@ class Engine:
         self._emit_recall(shoe, rnd)
 
     def _emit_recall(self, shoe: Shoe, rnd: Round) -> None:
-        void = rnd.void
         recalled = RecalledRound(
-            shoe.number,
-            rnd.number,
-            rnd.round_id,
-            "void" if void else "result",
-            None if void else rnd.winner,
-            rnd.player_total,
-            rnd.banker_total,
-            rnd.demo,
-            rnd.dealt.copy(),
-            rnd.exposed.copy(),
+            shoe=shoe.number,
+            round=rnd.number,
+            round_id=rnd.round_id,
+            status="void" if rnd.void else "result",
+            winner=None if rnd.void else rnd.winner,
+            player_total=rnd.player_total,
+            banker_total=rnd.banker_total,
+            demo=rnd.demo,
+            cards=list(rnd.dealt),
+            exposed=list(rnd.exposed),
         )
-        recall = self.recall
-        if void and recall and recall[-1].round_id == recalled.round_id:
-            recall.pop()  # a shown round voided afterwards: replace its entry
-        recall.append(recalled)
-        self.seq += 1
-        self._out.append(RecallMessage(list(self.recall), seq=self.seq, ts=self._ts))
-
-    def _return_cards(self, shoe: Shoe, rnd: Round) -> None:
-        """Art. 7.2: the automatic shuffler-dealer takes the round's cards back."""
-        for card in shoe.taken:
-            shoe.counts[card.index] -= 1
-        shoe.drawn = 0
-        shoe.burned = 0
-        shoe.taken.clear()
+        if rnd.void and self.recall and self.recall[-1].round_id == rnd.round_id:
+            self.recall.pop()  # a shown round voided afterwards: replace its entry
+        self.recall.append(recalled)
+        self._emit(RecallMessage(seq=self._next_seq(), ts=self._ts, rounds=list(self.recall)))
 
     def _check_last_round(self, shoe: Shoe, rnd: Round) -> None:
         if shoe.last_round_no is None:
@@ -743,8 +565,8 @@ class Engine:
         shoe = self.shoe
         if shoe is None or shoe.last_round_no is None:
             return False
-        rnd = self.round
-        current = rnd.number if rnd is not None and not rnd.closed else shoe.round_no + 1
+        rnd = self._open_round()
+        current = rnd.number if rnd is not None else shoe.round_no + 1
         return current >= shoe.last_round_no
 
     # ------------------------------------------------------------------ dealer and operator
@@ -756,25 +578,37 @@ class Engine:
             raise RefusedError(f"shoe {self.shoe.number} has ended: start a new one with 'shoe'")
         return self.shoe
 
+    def _require_any_shoe(self) -> Shoe:
+        """The shoe, ended or not: a correction may still settle its last round."""
+        if self.shoe is None:
+            raise RefusedError("no shoe in play")
+        return self.shoe
+
     def _require_between_rounds(self, what: str) -> Shoe:
         shoe = self._require_shoe()
-        rnd = self.round
-        if rnd is not None and not rnd.closed:
+        rnd = self._open_round()
+        if rnd is not None:
             raise RefusedError(f"{what} only between rounds: round {rnd.number} is not closed")
         return shoe
 
     def _on_new_shoe(self, inp: NewShoe) -> None:
-        rnd = self.round
-        if rnd is not None and not rnd.closed:
+        rnd = self._open_round()
+        if rnd is not None:
             raise RefusedError(f"round {rnd.number} is in progress: finish or void it first")
         decks = inp.decks or self.profile.decks
         if not 1 <= decks <= 12:
             raise RefusedError(f"a shoe holds 1 to 12 decks, not {decks}")
+        if self.shoe is not None:
+            held = [a for a in self.shoe.alarms if a.holds_card]
+            if held:
+                raise RefusedError(
+                    f"shoe {self.shoe.number} holds a card aside: settle alarm "
+                    f"{_listed(held)} first (accept_as_burn)"
+                )
+            self._burn_over(self.shoe, "shoe")
         number = (self.shoe.number if self.shoe else self._last_shoe_number) + 1
-        burn = self.profile.initial_burn()
-        if self.profile.burn == "decks":
-            burn = decks
-        shoe = Shoe(number=number, decks=decks, counts=[0] * 52, burn_due=burn)
+        burn = decks if self.profile.burn == "decks" else self.profile.initial_burn()
+        shoe = Shoe(number=number, decks=decks, burn_due=burn)
         shoe.phase = "burning" if burn is None or burn > 0 else "ready"
         self.shoe, self.round = shoe, None
         if self.roads is not None:
@@ -783,52 +617,50 @@ class Engine:
         self._emit_roads()  # the retained roads start empty with the new shoe
         self.recall.clear()  # recall is of the shoe in play; the journal keeps older shoes
 
-    def _on_cut(self, inp: CutCardSeen) -> None:
+    def _on_cut(self) -> None:
         shoe = self._require_shoe()
         if not self.profile.cut_card:
             raise RefusedError(f"profile {self.profile.name} has no cut card")
         if shoe.cut_card:
             raise RefusedError("the cut card has already come out")
         shoe.cut_card = True
-        rnd = self.round
-        in_round = rnd is not None and not rnd.closed
-        current = rnd.number if rnd is not None and in_round else shoe.round_no + 1
+        rnd = self._open_round()
+        current = rnd.number if rnd is not None else shoe.round_no + 1
         after = self.profile.after_cut
         shoe.last_round_no = current + 1 if after == "one_more_round" else current
         shoe.tie_extension = after == "one_more_if_tie"
         self._emit_shoe()
 
-    def _on_open(self, inp: OpenRound) -> None:
+    def _on_open(self) -> None:
         shoe = self._require_shoe()
-        rnd = self.round
-        if rnd is not None and not rnd.closed:
+        rnd = self._open_round()
+        if rnd is not None:
             if not (rnd.player or rnd.banker or rnd.alarms):
                 raise RefusedError(f"round {rnd.number} is already open")
-            pending = ", ".join(f"#{a.id} {a.kind}" for a in rnd.alarms)
             raise RefusedError(
                 f"round {rnd.number} is not closed"
-                + (f": settle alarm {pending} first (accept_as_burn or void)" if pending else "")
+                + (
+                    f": settle alarm {_listed(rnd.alarms)} first (accept_as_burn or void)"
+                    if rnd.alarms
+                    else ""
+                )
             )
-        before_open = [a for a in shoe.shoe_alarms if a.kind == "card_before_open"]
         if shoe.phase == "burning" or shoe.burn_due:
-            self._burn_incomplete(shoe)
+            for alarm in shoe.alarms:
+                if alarm.kind == "burn_incomplete":
+                    raise RefusedError(
+                        f"alarm #{alarm.id} burn_incomplete is open: "
+                        f"burn {alarms.burn_left(shoe.burn_due)} first, then open"
+                    )
+            self._raise("burn_incomplete", alarms.burn_incomplete(shoe.burn_due), ["burn"])
             return
+        before_open = [a for a in shoe.alarms if a.kind == "card_before_open"]
         new = self._start_round(shoe)
         for alarm in before_open:  # the dealer dealt, then pressed open: the cards are his
-            self._clear_alarm(alarm, "open", None)
-            self._round_card(shoe, new, alarm.held)
+            self._clear(alarm, "open", None)
+            self._round_card(shoe, new, alarm.card)
 
-    def _burn_incomplete(self, shoe: Shoe) -> None:
-        due = shoe.burn_due
-        left = "the face-up first card" if due is None else f"{due} more card(s)"
-        self._raise_alarm(
-            "burn_incomplete",
-            f"'open' before the burn was complete: burn {left} first, then open",
-            ["burn"],
-            pending=False,
-        )
-
-    def _on_reveal(self, inp: Reveal) -> None:
+    def _on_reveal(self) -> None:
         shoe = self._require_shoe()
         rnd = self.round
         if rnd is None or rnd.void:
@@ -838,53 +670,62 @@ class Engine:
                 raise RefusedError(f"round {rnd.number} is already revealed")
             return  # immediate tables show every round at once; the button changes nothing
         if not rnd.complete:
-            self._missing_card(rnd, "burn" if rnd.burn_due else str(rnd.next_position()), "reveal")
+            self._missing_card(rnd, "reveal")
             return
         rnd.revealed = True
         self._maybe_publish(shoe, rnd)
 
-    def _missing_card(self, rnd: Round, due: str, signal: str) -> None:
-        if any(a.kind == "missing_card" for a in rnd.alarms):
-            return
-        self._raise_alarm(
+    def _missing_card(self, rnd: Round, signal: str) -> None:
+        for alarm in rnd.alarms:
+            if alarm.kind == "missing_card":
+                raise RefusedError(
+                    f"alarm #{alarm.id} missing_card is open: deal {rnd.next_card} or void"
+                )
+        self._raise(
             "missing_card",
-            f"'{signal}' in round {rnd.number} while {due} is still due by the tableau",
+            alarms.missing_card(rnd.number, str(rnd.next_card), signal),
             ["deal", "void"],
-            on_round=rnd,
+            owner=rnd,
         )
 
     def _on_declare(self, inp: Declare) -> None:
-        shoe = self._require_shoe_for_void()
+        shoe = self._require_any_shoe()
         rnd = self.round
         if rnd is None or rnd.void:
             raise RefusedError("no round to declare")
-        if not rnd.complete:
-            due = "burn" if rnd.burn_due else str(rnd.next_position())
-            self._missing_card(rnd, due, f"declare {inp.winner}")
+        if rnd.winner is None:
+            self._missing_card(rnd, f"declare {inp.winner}")
             return
         mismatches = [a for a in rnd.alarms if a.kind == "result_mismatch"]
+        others = [a for a in rnd.alarms if a.kind != "result_mismatch"]
+        if others:
+            raise RefusedError(
+                f"round {rnd.number} has open alarm {_listed(others)}: settle it first"
+            )
         if inp.winner == rnd.winner:
             for alarm in mismatches:
-                self._clear_alarm(alarm, "declare", rnd)
+                self._clear(alarm, "declare", rnd)
             self._maybe_publish(shoe, rnd)
             return
         if mismatches:
-            return
-        self._raise_alarm(
+            raise RefusedError(
+                f"alarm #{mismatches[0].id} result_mismatch is open: the cards say "
+                f"{rnd.winner}; declare {rnd.winner} or void"
+            )
+        self._raise(
             "result_mismatch",
-            f"declared {inp.winner} but the cards say {rnd.winner} "
-            f"(player {rnd.player_total}, banker {rnd.banker_total})",
+            alarms.result_mismatch(inp.winner, rnd.winner, rnd.player_total, rnd.banker_total),
             ["declare", "void"],
-            on_round=rnd,
+            owner=rnd,
         )
 
     def _on_void(self, inp: VoidRound) -> None:
-        shoe = self._require_shoe_for_void()
+        shoe = self._require_any_shoe()
         rnd = self.round
         if rnd is None or rnd.void:
             raise RefusedError("no round to void")
         for alarm in list(rnd.alarms):
-            self._clear_alarm(alarm, "void", rnd)
+            self._clear(alarm, "void", rnd)
         was_published = rnd.published and not rnd.demo
         if was_published:
             shoe.results -= 1
@@ -893,55 +734,41 @@ class Engine:
         rnd.void = True
         rnd.withheld.clear()
         self._emit(
-            VoidMessage,
-            shoe=shoe.number,
-            round=rnd.number,
-            round_id=rnd.round_id,
-            reason=inp.reason,
-            demo=rnd.demo,
+            VoidMessage(
+                seq=self._next_seq(),
+                ts=self._ts,
+                shoe=shoe.number,
+                round=rnd.number,
+                round_id=rnd.round_id,
+                reason=inp.reason,
+                demo=rnd.demo,
+            )
         )
         self._close_round(shoe, rnd, roads_changed=was_published)
 
-    def _require_shoe_for_void(self) -> Shoe:
-        if self.shoe is None:
-            raise RefusedError("no shoe in play")
-        return self.shoe
-
-    def _burn_held(self, shoe: Shoe, alarm: Alarm, rnd: Round | None) -> None:
-        """A held card goes to the discard; a foreign card is not one of the shoe's."""
-        if not alarm.foreign:
-            self._burn_card(shoe, alarm.held, rnd)
-        else:
-            self._emit(
-                CardMessage,
-                shoe=shoe.number,
-                round=rnd.number if rnd else None,
-                position="burn",
-                card=alarm.held.code if alarm.held else None,
-                demo=rnd.demo if rnd else False,
-            )
-
-    def _on_accept_as_burn(self, inp: AcceptAsBurn) -> None:
-        shoe = self._require_shoe_for_void()
-        rnd = self.round
-        found = self._oldest_held(shoe, rnd)
+    def _on_accept_as_burn(self) -> None:
+        shoe = self._require_any_shoe()
+        found = self._oldest_held(shoe)
         if found is None:
             raise RefusedError("no card is held aside by an alarm")
         alarm, owner = found
-        self._burn_held(shoe, alarm, owner)
-        self._clear_alarm(alarm, "accept_as_burn", owner)
-        published_before = owner.published if owner else True
+        if alarm.foreign:  # not one of the shoe's cards: to the discard, but not counted
+            self._emit_card(shoe, owner, "burn", alarm.card.code if alarm.card else None)
+        else:
+            self._burn_card(shoe, alarm.card, owner)
+        self._clear(alarm, "accept_as_burn", owner)
+        published_before = owner is not None and owner.published
         if owner is not None:
             self._maybe_publish(shoe, owner)
-        if published_before:  # otherwise publishing the result just sent the shoe's state
-            self._emit_shoe()
+        if owner is None or owner.published == published_before:  # else closing the round
+            self._emit_shoe()  # has just sent the shoe's state
 
-    def _oldest_held(self, shoe: Shoe, rnd: Round | None) -> tuple[Alarm, Round | None] | None:
+    def _oldest_held(self, shoe: Shoe) -> tuple[Alarm, Round | None] | None:
         candidates: list[tuple[Alarm, Round | None]] = [
-            (a, None) for a in shoe.shoe_alarms if a.holds_card
+            (a, None) for a in shoe.alarms if a.holds_card
         ]
-        if rnd is not None:
-            candidates += [(a, rnd) for a in rnd.alarms if a.holds_card]
+        if self.round is not None:
+            candidates += [(a, self.round) for a in self.round.alarms if a.holds_card]
         if not candidates:
             return None
         return min(candidates, key=lambda pair: pair[0].id)
@@ -951,95 +778,60 @@ class Engine:
         if self.profile.continuous_shuffler:
             raise RefusedError("an automatic shuffler-dealer burns no cards")
         if shoe.phase == "burning":
-            raise RefusedError("the shoe's own burn is still in progress")
+            raise RefusedError(
+                "the shoe's own burn is still in progress: "
+                f"burn {alarms.burn_left(shoe.burn_due)} from the shoe"
+            )
         if not 1 <= inp.count <= 60:
             raise RefusedError(f"burn 1 to 60 cards, not {inp.count}")
         shoe.burn_due = (shoe.burn_due or 0) + inp.count
         self._emit_shoe()
 
-    def _on_exposed(self, inp: Exposed) -> None:
-        rnd = self.round
-        if rnd is None or rnd.closed or rnd.last_position is None:
+    def _on_exposed(self) -> None:
+        rnd = self._open_round()
+        if rnd is None or rnd.last_position is None:
             raise RefusedError("no card of an open round to mark as exposed")
         if rnd.last_position not in rnd.exposed:
             rnd.exposed.append(rnd.last_position)
 
     def _on_demo(self, inp: Demo) -> None:
         shoe = self._require_between_rounds("demo on/off")
-        if not inp.on:
-            if shoe.demo_on:
-                shoe.demo_on = False
-                self._emit_shoe()
+        if inp.on == shoe.demo_on:
             return
-        if shoe.demo_on:
+        if not inp.on:
+            shoe.demo_on = False
+            self._emit_shoe()
             return
         if shoe.demo_rounds >= self.profile.max_demo_rounds:
-            self._raise_alarm(
+            self._raise(
                 "demo_limit",
-                f"{shoe.demo_rounds} demonstration rounds already played in this shoe; "
-                f"at most {self.profile.max_demo_rounds} are allowed",
+                alarms.demo_limit(shoe.demo_rounds, self.profile.max_demo_rounds),
                 [],
             )
             return
         shoe.demo_on = True
         self._emit_shoe()
 
-    def _on_end(self, inp: EndShoe) -> None:
+    def _on_end(self) -> None:
         shoe = self._require_between_rounds("end shoe (Art. 3.2)")
         shoe.phase = "closed"
         shoe.ended = True
+        self._burn_over(shoe, "end")
         self._emit_shoe()
 
     def _on_device(self, inp: DeviceReport) -> None:
         if inp.kind == "link_up":
             alarm, self._link_alarm = self._link_alarm, None
             if alarm is not None:
-                self._emit(
-                    AlarmClearedMessage,
-                    id=alarm.id,
-                    kind=alarm.kind,
-                    by="link_up",
-                    shoe=self.shoe.number if self.shoe else None,
-                    round=None,
-                )
+                self._clear(alarm, "link_up", None)
             return
         if inp.kind == "link_down" and self._link_alarm is not None:
             return  # already down: one alarm until it is back
-        kind = _DEVICE_ALARM[inp.kind]
-        alarm = self._raise_alarm(kind, inp.text or kind.replace("_", " "), [], pending=False)
+        kind = alarms.DEVICE_ALARM[inp.kind]
+        alarm = self._raise(kind, inp.text or kind.replace("_", " "), [])
         if inp.kind == "link_down":
             self._link_alarm = alarm
 
 
-_DEALT_CARDS: dict[tuple[str, str | None], DealtCard] = {}
-
-
-def _dealt_card(position: PositionName, code: str | None) -> DealtCard:
-    """The recall entry of one card; immutable, so each (position, card) is made only once."""
-    key = (position, code)
-    entry = _DEALT_CARDS.get(key)
-    if entry is None:
-        entry = _DEALT_CARDS[key] = DealtCard(position=position, card=code)
-    return entry
-
-
-def _hand(cards: list[Card], total: int) -> HandResult:
-    """A complete hand (two or three cards) as the result shows it."""
-    first, second = cards[0], cards[1]
-    return HandResult(
-        [c.code for c in cards],
-        total,
-        tableau.is_natural((first.value + second.value) % 10),  # natural
-        first.rank == second.rank,  # pair (Art. 13)
-    )
-
-
-def _natural(cards: list[Card]) -> bool:
-    """Art. 9: the hand's first two cards total 8 or 9."""
-    return len(cards) >= 2 and tableau.is_natural((cards[0].value + cards[1].value) % 10)
-
-
-def _is_pair(cards: list[Card]) -> bool:
-    """Art. 13: the first two cards of the hand have the same rank (J-J yes, J-Q no)."""
-    return len(cards) >= 2 and cards[0].rank == cards[1].rank
-
+def _listed(open_alarms: list[Alarm]) -> str:
+    return ", ".join(f"#{a.id} {a.kind}" for a in open_alarms)

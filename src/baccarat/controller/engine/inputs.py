@@ -1,11 +1,8 @@
 """The engine's inputs: what the shoe, the dealer and the operator say.
 
-Each is a small frozen value. ``ts`` is the time the input arrived (Unix seconds), given by
-whoever feeds the engine: the engine itself never reads a clock. ``device_seq`` is the
-device's frame number for inputs that came from a ``framed`` device: the engine ignores it
-(it takes no part in equality); the journal keeps it so that, after a restart, frames the
-device sends again are known as already recorded. ``to_text`` and
-:func:`parse_input` are the one-line notation of ``baccarat replay`` and of the journal.
+Each is a small frozen value. :func:`parse_input` and :meth:`Input.to_text` are the
+one-line notation of ``baccarat replay`` and of the journal; ``parse_input(x.to_text(),
+x.ts) == x`` for every input.
 """
 
 from __future__ import annotations
@@ -14,17 +11,34 @@ from dataclasses import dataclass, field
 from typing import Literal, get_args
 
 from baccarat.cards import Card, CardError, parse_card
+from baccarat.errors import BaccaratError
+from baccarat.rules.tableau import Winner
 
-WinnerName = Literal["banker", "player", "tie"]
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Input:
+    """What every input carries besides its own fields.
+
+    ``ts`` is the time the input arrived (Unix seconds), given by whoever feeds the
+    engine: the engine never reads a clock. ``device_seq`` is the frame number of an
+    input that came from a ``framed`` device; the engine ignores it and it takes no part
+    in equality. The journal keeps it, so that frames a device sends again after a
+    restart are known as already recorded.
+    """
+
+    ts: float | None = None
+    device_seq: int | None = field(default=None, compare=False)
+
+    def to_text(self) -> str:
+        """The input in the replay notation (without its time)."""
+        raise NotImplementedError
 
 
 @dataclass(frozen=True, slots=True)
-class DrawCard:
+class DrawCard(Input):
     """A card out of the shoe; ``card`` is ``None`` when the shoe could not read it."""
 
     card: Card | None
-    ts: float | None = None
-    device_seq: int | None = field(default=None, compare=False, kw_only=True)
 
     def to_text(self) -> str:
         """The replay notation of this input."""
@@ -32,12 +46,10 @@ class DrawCard:
 
 
 @dataclass(frozen=True, slots=True)
-class NewShoe:
-    """A new shoe: shuffled, cut, about to be burned (Art. 2.1)."""
+class NewShoe(Input):
+    """A new shoe: shuffled, cut, about to be burned (Art. 2.1); ``None``: the profile's decks."""
 
     decks: int | None = None
-    ts: float | None = None
-    device_seq: int | None = field(default=None, compare=False, kw_only=True)
 
     def to_text(self) -> str:
         """The replay notation of this input."""
@@ -45,11 +57,8 @@ class NewShoe:
 
 
 @dataclass(frozen=True, slots=True)
-class CutCardSeen:
+class CutCardSeen(Input):
     """The cut card came out of the shoe (Art. 3.1)."""
-
-    ts: float | None = None
-    device_seq: int | None = field(default=None, compare=False, kw_only=True)
 
     def to_text(self) -> str:
         """The replay notation of this input."""
@@ -57,11 +66,8 @@ class CutCardSeen:
 
 
 @dataclass(frozen=True, slots=True)
-class OpenRound:
+class OpenRound(Input):
     """Bets are closed; the dealer starts a round."""
-
-    ts: float | None = None
-    device_seq: int | None = field(default=None, compare=False, kw_only=True)
 
     def to_text(self) -> str:
         """The replay notation of this input."""
@@ -69,11 +75,8 @@ class OpenRound:
 
 
 @dataclass(frozen=True, slots=True)
-class Reveal:
+class Reveal(Input):
     """The dealer shows the round: it is finished (and, on squeeze tables, may be shown)."""
-
-    ts: float | None = None
-    device_seq: int | None = field(default=None, compare=False, kw_only=True)
 
     def to_text(self) -> str:
         """The replay notation of this input."""
@@ -81,12 +84,10 @@ class Reveal:
 
 
 @dataclass(frozen=True, slots=True)
-class VoidRound:
+class VoidRound(Input):
     """The round is void (Art. 10): no result, kept in the record."""
 
     reason: str = "operator"
-    ts: float | None = None
-    device_seq: int | None = field(default=None, compare=False, kw_only=True)
 
     def to_text(self) -> str:
         """The replay notation of this input."""
@@ -94,11 +95,8 @@ class VoidRound:
 
 
 @dataclass(frozen=True, slots=True)
-class AcceptAsBurn:
+class AcceptAsBurn(Input):
     """The card an alarm holds aside goes to the discard; play goes on (Art. 10)."""
-
-    ts: float | None = None
-    device_seq: int | None = field(default=None, compare=False, kw_only=True)
 
     def to_text(self) -> str:
         """The replay notation of this input."""
@@ -106,12 +104,10 @@ class AcceptAsBurn:
 
 
 @dataclass(frozen=True, slots=True)
-class Burn:
+class Burn(Input):
     """The house burns cards before the next round (Art. 8)."""
 
     count: int = 1
-    ts: float | None = None
-    device_seq: int | None = field(default=None, compare=False, kw_only=True)
 
     def to_text(self) -> str:
         """The replay notation of this input."""
@@ -119,11 +115,8 @@ class Burn:
 
 
 @dataclass(frozen=True, slots=True)
-class Exposed:
+class Exposed(Input):
     """The last card dealt came out face up by accident (Art. 4): it stays valid."""
-
-    ts: float | None = None
-    device_seq: int | None = field(default=None, compare=False, kw_only=True)
 
     def to_text(self) -> str:
         """The replay notation of this input."""
@@ -131,12 +124,10 @@ class Exposed:
 
 
 @dataclass(frozen=True, slots=True)
-class Declare:
+class Declare(Input):
     """The dealer's result button, checked against the cards."""
 
-    winner: WinnerName
-    ts: float | None = None
-    device_seq: int | None = field(default=None, compare=False, kw_only=True)
+    winner: Winner
 
     def to_text(self) -> str:
         """The replay notation of this input."""
@@ -144,12 +135,10 @@ class Declare:
 
 
 @dataclass(frozen=True, slots=True)
-class Demo:
+class Demo(Input):
     """Demonstration rounds on or off (Art. 2.2)."""
 
     on: bool
-    ts: float | None = None
-    device_seq: int | None = field(default=None, compare=False, kw_only=True)
 
     def to_text(self) -> str:
         """The replay notation of this input."""
@@ -157,11 +146,8 @@ class Demo:
 
 
 @dataclass(frozen=True, slots=True)
-class EndShoe:
+class EndShoe(Input):
     """The house ends the shoe between rounds (Art. 3.2)."""
-
-    ts: float | None = None
-    device_seq: int | None = field(default=None, compare=False, kw_only=True)
 
     def to_text(self) -> str:
         """The replay notation of this input."""
@@ -172,14 +158,15 @@ DeviceReportKind = Literal["link_down", "link_up", "fault", "bad_data", "journal
 
 
 @dataclass(frozen=True, slots=True)
-class DeviceReport:
-    """What the driver says of the device (link lost or back, a fault, bad bytes), or the
-    daemon of its journal (a damaged tail it truncated on start)."""
+class DeviceReport(Input):
+    """What the driver says of the device, or the daemon of its journal.
+
+    The link was lost or is back, the device reported a fault, bytes were not a frame, or
+    the journal had a damaged tail that was cut off at start.
+    """
 
     kind: DeviceReportKind
     text: str = ""
-    ts: float | None = None
-    device_seq: int | None = field(default=None, compare=False, kw_only=True)
 
     def to_text(self) -> str:
         """The replay notation of this input."""
@@ -187,24 +174,7 @@ class DeviceReport:
         return f"device {self.kind} {text}".rstrip()
 
 
-Input = (
-    DrawCard
-    | NewShoe
-    | CutCardSeen
-    | OpenRound
-    | Reveal
-    | VoidRound
-    | AcceptAsBurn
-    | Burn
-    | Exposed
-    | Declare
-    | Demo
-    | EndShoe
-    | DeviceReport
-)
-
-
-class InputError(ValueError):
+class InputError(BaccaratError, ValueError):
     """A line of the replay notation that is not an input."""
 
 
@@ -240,11 +210,7 @@ def parse_input(line: str, ts: float | None = None) -> Input:
             raise InputError("demo takes 'on' or 'off'")
         return Demo(on=args[0].lower() == "on", ts=ts)
     if head == "device":
-        kinds = get_args(DeviceReportKind)
-        if not args or args[0] not in kinds:
-            raise InputError(f"device takes one of {' '.join(kinds)}, then a text")
-        kind: DeviceReportKind = args[0]  # type: ignore[assignment]
-        return DeviceReport(kind=kind, text=" ".join(args[1:]), ts=ts)
+        return _device_report(args, ts)
     if head == "unreadable":
         _no_args(head, args)
         return DrawCard(card=None, ts=ts)
@@ -269,9 +235,17 @@ def _one_int(head: str, args: list[str], *, optional: bool) -> int | None:
     return int(args[0])
 
 
-def _winner(args: list[str]) -> WinnerName:
-    names = get_args(WinnerName)
-    if len(args) != 1 or args[0].lower() not in names:
-        raise InputError(f"declare takes one of {' '.join(names)}")
-    winner: WinnerName = args[0].lower()  # type: ignore[assignment]
-    return winner
+def _winner(args: list[str]) -> Winner:
+    names: tuple[Winner, ...] = get_args(Winner)
+    for name in names:
+        if len(args) == 1 and args[0].lower() == name:
+            return name
+    raise InputError(f"declare takes one of {' '.join(names)}")
+
+
+def _device_report(args: list[str], ts: float | None) -> DeviceReport:
+    kinds: tuple[DeviceReportKind, ...] = get_args(DeviceReportKind)
+    for kind in kinds:
+        if args and args[0] == kind:
+            return DeviceReport(kind=kind, text=" ".join(args[1:]), ts=ts)
+    raise InputError(f"device takes one of {' '.join(kinds)}, then a text")

@@ -14,8 +14,7 @@ Five roads and the shoe statistics, as a board above a baccarat table shows them
 
 :class:`Roads` is fed the results of the current shoe in order. The engine filters: void
 rounds and demo rounds (Art. 2.2, 10) never reach it, and a new shoe calls :meth:`Roads.clear`.
-Everything is computed incrementally and the cells are kept as ready-made message parts, so
-:meth:`Roads.add` followed by :meth:`Roads.message` costs tens of microseconds.
+Everything is computed incrementally and the cells are kept as ready-made message parts.
 
 Coordinates in the message are 0-based: ``col`` 0 is the leftmost column, ``row`` 0 the top
 row. ``docs/roads.md`` states the rules with pictures.
@@ -25,7 +24,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from baccarat.messages.bodies import WinnerName
 from baccarat.messages.roads import (
     DERIVED_ROADS,
     ROWS,
@@ -45,6 +43,7 @@ from baccarat.messages.roads import (
     Side,
     Streak,
 )
+from baccarat.rules.tableau import Winner
 
 # --- placing cells on a 6-row grid -----------------------------------------------------
 
@@ -124,7 +123,7 @@ def derived_mark(lengths: list[int], k: int, col: int, row: int) -> Colour | Non
 @dataclass(frozen=True, slots=True)
 class _Result:
     round: int
-    winner: WinnerName
+    winner: Winner
     player_pair: bool
     banker_pair: bool
     natural: bool
@@ -307,7 +306,7 @@ class Roads:
     def add(
         self,
         round: int,
-        winner: WinnerName,
+        winner: Winner,
         player_pair: bool,
         banker_pair: bool,
         natural: bool,

@@ -1,0 +1,117 @@
+"""The alarms the engine raises: the article each one cites and the words it says."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from baccarat.controller.engine.inputs import DeviceReportKind
+from baccarat.messages.bodies import AlarmKind, Correction
+from baccarat.rules.tableau import Winner
+
+ARTICLE: Final[dict[AlarmKind, str]] = {
+    "extra_card": "9, 10",
+    "missing_card": "9, 10",
+    "card_before_open": "7, 10",
+    "foreign_card": "1, 10",
+    "unreadable_card": "10",
+    "result_mismatch": "11, 10",
+    "burn_incomplete": "2.1, 8",
+    "shoe_closed": "3.1",
+    "demo_limit": "2.2",
+    "link_down": "device",
+    "device_fault": "device",
+    "bad_data": "device",
+    "journal_damaged": "device",
+}
+"""The article of the rules (or ``device``) that each kind of alarm cites."""
+
+DEVICE_ALARM: Final[dict[DeviceReportKind, AlarmKind]] = {
+    "link_down": "link_down",
+    "fault": "device_fault",
+    "bad_data": "bad_data",
+    "journal": "journal_damaged",
+}
+"""The alarm a device report raises (``link_up`` clears ``link_down`` instead)."""
+
+HELD_IN_ROUND: Final[list[Correction]] = ["accept_as_burn", "void"]
+"""The corrections of a card held aside by a round."""
+HELD_OUTSIDE_ROUND: Final[list[Correction]] = ["accept_as_burn"]
+"""The corrections of a card held aside when no round is open: no round to void."""
+
+
+def card_name(code: str | None) -> str:
+    """How a text names a card: its code, or what it is if the shoe could not read it."""
+    return code if code is not None else "an unreadable card"
+
+
+def extra_card(code: str | None, round_number: int) -> str:
+    """A card when the round is complete."""
+    return (
+        f"{card_name(code)} came out but round {round_number} is complete: "
+        "no card is due (Art. 9)"
+    )
+
+
+def extra_before_open(code: str | None, round_number: int) -> str:
+    """Explicit opening: a card after a complete round and before ``open``."""
+    return (
+        f"{card_name(code)} came out after round {round_number} was complete and before "
+        "'open': a third card against the tableau, or the next round dealt without 'open'"
+    )
+
+
+def card_before_open(code: str | None) -> str:
+    """Explicit opening: a card before the first round of the shoe is opened."""
+    return f"{card_name(code)} came out before the round was opened"
+
+
+def foreign_card(code: str, decks: int) -> str:
+    """One more of a card than the shoe holds."""
+    return (
+        f"{code} is one more than the {decks} of it that a {decks}-deck shoe holds: "
+        "a foreign or duplicate card"
+    )
+
+
+def unreadable_card(*, face_up_burn: bool) -> str:
+    """The shoe could not read a card whose face matters."""
+    what = "the face-up burn card" if face_up_burn else "a card"
+    return f"the shoe could not read {what}; it is held aside until corrected"
+
+
+def missing_card(round_number: int, due: str, signal: str) -> str:
+    """``reveal`` or ``declare`` while a card is still due."""
+    return f"'{signal}' in round {round_number} while {due} is still due by the tableau"
+
+
+def result_mismatch(declared: Winner, winner: Winner, player: int, banker: int) -> str:
+    """The dealer declared another winner than the cards make."""
+    return f"declared {declared} but the cards say {winner} (player {player}, banker {banker})"
+
+
+def burn_left(due: int | None) -> str:
+    """The cards still to burn; ``None``: the face-up first card is awaited."""
+    return "the face-up first card" if due is None else f"{due} more card(s)"
+
+
+def burn_incomplete(due: int | None) -> str:
+    """``open`` before the burn is complete."""
+    return (
+        f"'open' before the burn was complete: burn {burn_left(due)} first, then open "
+        "(the alarm clears with the last burn card)"
+    )
+
+
+def shoe_closed(shoe_number: int | None) -> str:
+    """A card when no shoe is in play."""
+    if shoe_number is None:
+        return "a card came out but no shoe is in play"
+    return f"a card came out after shoe {shoe_number} ended"
+
+
+def demo_limit(played: int, allowed: int) -> str:
+    """``demo on`` when the shoe's demonstration rounds are used up (Art. 2.2)."""
+    return (
+        f"{played} demonstration rounds already played in this shoe; "
+        f"at most {allowed} are allowed"
+    )

@@ -1,0 +1,192 @@
+"""The engine's state: the shoe in play, its current round, and the alarms they hold."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from baccarat.cards import Card
+from baccarat.messages.bodies import AlarmKind, Correction, DealtCard, HandResult, ShoePhase
+from baccarat.rules import tableau
+from baccarat.rules.tableau import Position, Winner
+
+
+@dataclass(slots=True)
+class Alarm:
+    """An alarm that waits for a correction.
+
+    ``holds_card`` when the alarm holds a card aside, in nobody's hand: ``card`` is that
+    card, or ``None`` if the shoe could not read it. A ``foreign`` card is not one of the
+    shoe's own.
+    """
+
+    id: int
+    kind: AlarmKind
+    corrections: list[Correction]
+    card: Card | None = None
+    holds_card: bool = False
+    foreign: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class WithheldCard:
+    """A card dealt on a squeeze table, shown only when the round is revealed."""
+
+    position: Position
+    card: str
+    player_total: int
+    banker_total: int
+
+
+@dataclass(slots=True)
+class Round:
+    """One round of a shoe: its hands, what is due next, and what holds it open.
+
+    A round is *complete* when the tableau says no card is due, and *closed* when it is
+    void, or complete, shown and free of alarms: only then may the next round begin.
+    """
+
+    number: int
+    demo: bool
+    round_id: str
+    burn_due: int = 0
+    player: list[Card] = field(default_factory=list)
+    banker: list[Card] = field(default_factory=list)
+    player_total: int = 0
+    banker_total: int = 0
+    due: Position | None = "P1"
+    dealt: list[DealtCard] = field(default_factory=list)
+    """Every card of the round in dealing order, burn cards included (game recall)."""
+    exposed: list[Position] = field(default_factory=list)
+    last_position: Position | None = None
+    withheld: list[WithheldCard] = field(default_factory=list)
+    alarms: list[Alarm] = field(default_factory=list)
+    winner: Winner | None = None
+    revealed: bool = False
+    published: bool = False
+    void: bool = False
+
+    @property
+    def complete(self) -> bool:
+        """No card is due by the tableau any more."""
+        return self.winner is not None
+
+    @property
+    def closed(self) -> bool:
+        """Void, or complete, shown and settled: the next round may begin."""
+        return self.void or (self.published and not self.alarms)
+
+    @property
+    def next_card(self) -> Position | Literal["burn"] | None:
+        """What the next card of this round is: its burn card, a position, or none."""
+        return "burn" if self.burn_due else self.due
+
+    def next_position(self) -> Position | None:
+        """Where the next card goes by the tableau; ``None`` when complete."""
+        return self.due
+
+    def record_burn(self, code: str | None) -> None:
+        """Note a card of this round that went to the discard (for game recall)."""
+        self.dealt.append(DealtCard(position="burn", card=code))
+
+    def deal(self, card: Card) -> Position:
+        """Put a card where the tableau wants the next one (Art. 7, 9); return where."""
+        position = self.due
+        if position is None:
+            raise ValueError(f"round {self.number} is complete: no card is due")
+        if position[0] == "P":
+            self.player.append(card)
+            self.player_total = (self.player_total + card.value) % 10
+        else:
+            self.banker.append(card)
+            self.banker_total = (self.banker_total + card.value) % 10
+        self.dealt.append(DealtCard(position=position, card=card.code))
+        self.last_position = position
+        player, banker = self.player, self.banker
+        self.due = tableau.position_due(
+            len(player),
+            len(banker),
+            self.player_total,
+            self.banker_total,
+            player[2].value if len(player) == 3 else None,
+        )
+        if self.due is None:
+            self.winner = tableau.winner(self.player_total, self.banker_total)
+        return position
+
+    def player_hand(self) -> HandResult:
+        """Player's hand as the result shows it."""
+        return _hand(self.player, self.player_total)
+
+    def banker_hand(self) -> HandResult:
+        """Banker's hand as the result shows it."""
+        return _hand(self.banker, self.banker_total)
+
+
+def _hand(cards: list[Card], total: int) -> HandResult:
+    first_two = cards[:2]
+    return HandResult(
+        cards=[c.code for c in cards],
+        total=total,
+        natural=len(first_two) == 2 and tableau.is_natural(sum(c.value for c in first_two) % 10),
+        pair=len(first_two) == 2 and first_two[0].rank == first_two[1].rank,  # Art. 13
+    )
+
+
+@dataclass(slots=True)
+class Shoe:
+    """One shoe: its inventory, burn, cut card, demo rounds and last round.
+
+    ``burn_due`` is ``None`` while the face-up first card that sets the burn is awaited.
+    """
+
+    number: int
+    decks: int
+    counts: list[int] = field(default_factory=lambda: [0] * 52)
+    """Cards of each kind (by :attr:`Card.index`) out of the shoe."""
+    phase: ShoePhase = "burning"
+    burn_due: int | None = 0
+    drawn: int = 0
+    burned: int = 0
+    cut_card: bool = False
+    last_round_no: int | None = None
+    tie_extension: bool = False
+    demo_on: bool = False
+    demo_rounds: int = 0
+    results: int = 0
+    round_no: int = 0
+    alarms: list[Alarm] = field(default_factory=list)
+    """Alarms that belong to no round: cards held during the shoe's burn or before open."""
+    taken: list[Card] = field(default_factory=list)
+    """Cards of the current round, for a continuous shuffler that takes them back."""
+    ended: bool = False
+
+    @property
+    def total(self) -> int:
+        """Cards in the shoe when full."""
+        return self.decks * 52
+
+    @property
+    def cards_left(self) -> int:
+        """Cards still in the shoe."""
+        return self.total - self.drawn
+
+    def is_foreign(self, card: Card) -> bool:
+        """One more of this card than the shoe's decks hold (Art. 1)."""
+        return self.counts[card.index] >= self.decks
+
+    def take(self, card: Card | None, *, keep: bool) -> None:
+        """Count a card of the shoe's own out of it; ``keep`` it to give back later."""
+        self.drawn += 1
+        if card is not None:
+            self.counts[card.index] += 1
+            if keep:
+                self.taken.append(card)
+
+    def give_back(self) -> None:
+        """Art. 7.2: the automatic shuffler-dealer takes the round's cards back."""
+        for card in self.taken:
+            self.counts[card.index] -= 1
+        self.drawn = 0
+        self.burned = 0
+        self.taken.clear()

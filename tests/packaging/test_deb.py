@@ -26,6 +26,7 @@ import tempfile
 import time
 import tomllib
 import urllib.request
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -232,6 +233,29 @@ def test_apt_would_install_it_here(deb: Path) -> None:
         pytest.skip("no apt-get")
     done = run("apt-get", "install", "--simulate", "--no-install-recommends", deb)
     assert re.search(rf"^Inst {NAME} \(", done.stdout, re.M), done.stdout
+
+
+def test_postinst_refuses_files_that_do_not_verify(
+    deb: Path, control: Path, tmp_path: Path
+) -> None:
+    """A release wheel changed after the build: the install fails, naming the file."""
+    fake = tmp_path / "root"
+    run("dpkg", "-x", deb, fake)
+    wheel = next((fake / "opt/baccarat-controller/wheels").glob("baccarat_controller-*.whl"))
+    with zipfile.ZipFile(wheel) as original:
+        entries = [(info, original.read(info)) for info in original.infolist()]
+    with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as changed:
+        for info, data in entries:
+            tampered = info.filename == "baccarat/rules/tableau.py"
+            changed.writestr(info, data.replace(b"def ", b"def  ", 1) if tampered else data)
+    env = {**os.environ, "BACCARAT_INSTALL_ROOT": str(fake)}
+    done = subprocess.run(
+        [control / "postinst", "configure"], env=env, capture_output=True, text=True,
+        timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert "the installed files do not match the release's manifest" in done.stderr
+    assert "  changed: rules/tableau.py\n" in done.stderr
 
 
 def test_postrm_removes_the_venv_and_keeps_the_journal(control: Path, tmp_path: Path) -> None:

@@ -12,6 +12,8 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from baccarat import DISTRIBUTION, __version__
+
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("baccarat.cli.replay", "replay a file of inputs through the engine"),
     "odds": ("baccarat.cli.odds", "exact probabilities and house edges"),
@@ -24,12 +26,14 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "roads": ("baccarat.cli.roads", "replay a recorded shoe and print its roads"),
     "journal": ("baccarat.cli.journal", "verify or show a journal file"),
     "board": ("baccarat.cli.board", "the terminal result board of a table (MQTT)"),
+    "identity": ("baccarat.cli.identity", "the version and SHA-256 of the installed files"),
 }
 
 
 def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
     """The argument parser; only the ``selected`` subcommand's module is imported."""
     parser = argparse.ArgumentParser(prog="baccarat", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"{DISTRIBUTION} {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (module_name, help_text) in SUBCOMMANDS.items():
         sub_parser = sub.add_parser(name, help=help_text, description=help_text)

@@ -377,7 +377,7 @@ def _small_roads_row(roads: RoadsMessage | None, width: int, *, coloured: bool) 
     row = Layout(size=ROAD_PANEL_HEIGHT)
     panels = [
         Layout(
-            Panel(roads_view.bead_plate_grid(plate, bead_cols), title="Bead plate"),
+            Panel(roads_view.bead_plate_grid(plate, bead_cols, naturals=True), title="Bead plate"),
             size=bead_width,
         )
     ]

@@ -10,7 +10,7 @@ short notice and not the alarm, and the pit the kind, article and text of the al
 holds play up (and how many more are open).
 
 Screenshots go to ``artifacts/web-board/board-WxH[-pit][-alarm].png``; the ones in
-``docs/`` are these, reduced.
+``docs/`` are ``docs-board-*.png``, drawn smaller, through ``pngquant``.
 """
 
 from __future__ import annotations
@@ -48,6 +48,8 @@ MIN_COLUMNS: Final = {
     "bead_plate": 6,
 }
 """Columns each road must show whole, at the least."""
+DOCS_SCALE: Final = {(1920, 1080): 0.5, (1024, 768): 0.75, (1080, 1920): 0.4}
+"""The screenshots for docs/, drawn smaller: ``docs-board-WxH[-alarm].png``."""
 ALARM_TEXT: Final = "QH came out but round 78 is complete: no card is due (Art. 9)"
 
 HERE: Final = Path(__file__).parent
@@ -151,6 +153,9 @@ async def test_the_board_fits_each_screen_and_the_alarm_covers_no_road(
             for road, least in MIN_COLUMNS.items():
                 assert facts["columns"][road] >= least, (width, height, road, facts["columns"])
             await page.screenshot(artifacts / shot_name(width, height, view))
+            if view == "players" and (width, height) in DOCS_SCALE:
+                docs = artifacts / f"docs-{shot_name(width, height, view)}"
+                await page.screenshot(docs, scale=DOCS_SCALE[width, height])
 
         raised = alarms(shoe, sent)
         for alarm in raised:
@@ -174,6 +179,9 @@ async def test_the_board_fits_each_screen_and_the_alarm_covers_no_road(
                     assert detail in text
                 assert "rejected bytes" not in text
             await page.screenshot(artifacts / shot_name(width, height, view, "-alarm"))
+            if (width, height) == (1024, 768):
+                docs = artifacts / f"docs-{shot_name(width, height, view, '-alarm')}"
+                await page.screenshot(docs, scale=DOCS_SCALE[width, height])
         for page in pages.values():
             assert page.console == []
     found = {screen: found for screen, found in problems.items() if found}

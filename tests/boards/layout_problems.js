@@ -17,10 +17,7 @@
   const apart = (r, c) => r.right <= c.left + 0.5 || r.left >= c.right - 0.5
     || r.bottom <= c.top + 0.5 || r.top >= c.bottom - 0.5;
   const shown = (el) => {
-    for (let e = el; e; e = e.parentElement) {
-      const style = getComputedStyle(e);
-      if (e.hidden || style.display === 'none' || style.visibility === 'hidden') return false;
-    }
+    if (!el.checkVisibility({visibilityProperty: true})) return false;
     const r = el.getBoundingClientRect();
     return r.width > 0 && r.height > 0;
   };

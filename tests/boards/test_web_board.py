@@ -277,7 +277,7 @@ async def test_a_replayed_shoe_step_by_step(
 
 # What web/state.js does with tricky sequences: run in the page, with hand-made bodies.
 FOLD_CHECKS = """(async () => {
-  const { emptyState, fold, currentRoads, lastResult } = await import('/state.js');
+  const { emptyState, fold, cardsLeft, currentRoads, lastResult } = await import('/state.js');
   const all = (state, messages) => messages.reduce(fold, state);
   const shoe = (seq, number) => ({type: 'shoe', seq, shoe: number, phase: 'ready',
     cards_left: 400, last_round: false});
@@ -289,7 +289,8 @@ FOLD_CHECKS = """(async () => {
     banker: hand(['4S', '3H'], 7), demo: false, exposed: []});
   const alarm = (seq, id) => ({type: 'alarm', seq, id, kind: 'extra_card', shoe: 1, round: 1,
     text: 'x'});
-  const roads = (seq, number) => ({type: 'roads', seq, shoe: number});
+  const roads = (seq, number, left) => ({type: 'roads', seq, shoe: number,
+    stats: {cards_left: left}});
   const out = {};
   let s = all(emptyState('T1'), [shoe(1, 1), card(2, 1, 'P1', '2S'), card(3, 1, 'P1', '9H')]);
   out.duplicate_card = s.live.cards;
@@ -299,7 +300,14 @@ FOLD_CHECKS = """(async () => {
   s = all(s, [alarm(6, 7), {type: 'alarm_cleared', seq: 7, id: 7, kind: 'extra_card', by: 'void',
     shoe: 1, round: 1}, alarm(6, 7)]);
   out.late_alarm = s.alarms.length;
-  s = all(s, [roads(8, 1), roads(3, 1), shoe(9, 2)]);
+  let c = emptyState('T1');  // cards left: the newer of the shoe and roads messages
+  const left = [cardsLeft(c)];
+  for (const m of [shoe(7, 1), roads(8, 1, 390), {...shoe(9, 1), cards_left: 385}]) {
+    c = fold(c, m);
+    left.push(cardsLeft(c));
+  }
+  out.cards_left = left;
+  s = all(s, [roads(8, 1, 390), roads(3, 1, 380), shoe(9, 2)]);
   out.older_roads_and_new_shoe = [s.roadsMessage.seq, currentRoads(s)];
   const same = fold(s, card(2, 1, 'P1', '2S'));
   out.same_object = same === s;
@@ -326,6 +334,7 @@ async def test_the_page_folds_messages_like_the_terminal_board(tmp_path: Path) -
         "duplicate_card": [["P1", "2S"]],
         "void": ["void", 0],
         "late_alarm": 0,
+        "cards_left": [None, 400, 390, 385],
         "older_roads_and_new_shoe": [8, None],
         "same_object": True,
         "restart": [3, 2, None],

@@ -164,4 +164,6 @@ async def caught_up(page: Page, seq: int) -> dict[str, Any]:
     await page.wait_for(f"+document.body.dataset.highestSeq >= {seq}", limit=WAIT)
     await page.evaluate("new Promise((done) => requestAnimationFrame(() => done(true)))")
     board: dict[str, Any] = await page.evaluate(READ_BOARD)
+    # one cards-left figure on the whole board, whichever message said it last
+    assert board["header_cards_left"] == board["stats"]["cards_left"]
     return board

@@ -204,8 +204,12 @@ class Chromium:
             self._pending.pop(number, None)
 
     async def open(self, url: str, width: int = 1920, height: int = 1080) -> Page:
-        """A new tab of ``width`` x ``height`` CSS pixels showing ``url``, once it has loaded."""
-        target = await self.call("Target.createTarget", url="about:blank")
+        """A new tab of ``width`` x ``height`` CSS pixels showing ``url``, once it has loaded.
+
+        Each tab gets a window of its own, so that several stay visible: a hidden tab runs
+        no animation frames, and the board draws in them.
+        """
+        target = await self.call("Target.createTarget", url="about:blank", newWindow=True)
         attached = await self.call(
             "Target.attachToTarget", targetId=target["targetId"], flatten=True
         )

@@ -125,9 +125,10 @@ def alarm_cleared(seq: int, alarm_id: int) -> AlarmClearedMessage:
 
 
 def roads(seq: int, winners: str, shoe_number: int = 1, cards_left: int = 400) -> RoadsMessage:
-    """Roads of results written as letters B/P/T, rounds numbered from 1."""
+    """Roads of results written as letters B/P/T (lower case: with a natural), from round 1."""
     names = {"B": "banker", "P": "player", "T": "tie"}
     built = Roads()
     for number, letter in enumerate(winners, start=1):
-        built.add(number, names[letter], False, False, False)  # type: ignore[arg-type]
+        natural = letter.islower()
+        built.add(number, names[letter.upper()], False, False, natural)  # type: ignore[arg-type]
     return built.message(seq=seq, shoe=shoe_number, cards_left=cards_left)

@@ -111,3 +111,12 @@ def test_a_result_whose_message_was_missed_shows_from_the_roads() -> None:
     text = "\n".join(draw(state, 80, 24))
     assert "BANKER WINS" in text
     assert "Last: P P B" in text
+
+
+def test_the_bead_plate_marks_naturals() -> None:
+    # rounds 1-6 down the first column: B, natural P, T, natural B, natural T, P
+    state = fold_all(BoardState(table="T7"), [shoe(1), roads(2, "BpTbtP"), round_open(3, 7)])
+    lines = draw(state, 80, 24)
+    top = next(i for i, line in enumerate(lines) if "Bead plate" in line)
+    cells = [lines[top + 1 + row].split("│")[1][1:4] for row in range(6)]
+    assert cells == [" B ", " P*", " T ", " B*", " T*", " P "]

@@ -28,41 +28,41 @@ import subprocess
 import sys
 import tomllib
 import urllib.request
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import aiomqtt
 import pytest
 
 from baccarat.boards.web_server import WebBoardServer, page_config
-from baccarat.controller.engine.shoe_inputs import shoe_inputs
 from baccarat.controller.publisher import status_payload
-from baccarat.controller.table import RETAINED
 from baccarat.sim_hardware.dealer import Dealer
 from baccarat.sim_hardware.virtual_shoe import VirtualShoe
-from boards.chromium_cdp import Chromium, Page, chromium_path
+from boards.chromium_cdp import Chromium
+from boards.web_pages import (
+    PREFIX,
+    READ_BOARD,
+    ROOT,
+    TABLE,
+    WAIT,
+    Shoe,
+    artifacts_folder,
+    baccarat,
+    caught_up,
+    in_chromium,
+    index_where,
+    last_roads,
+    publish,
+    replayed_shoe,
+)
 from support.daemon import Daemon, Recorder
 from support.mosquitto import MosquittoFactory
 
-in_chromium = pytest.mark.skipif(
-    chromium_path() is None,
-    reason="Debian's chromium is not installed (scripts/setup --system installs it)",
-)
-
-SEED = 7
 DAEMON_SEED = 42
 DAEMON_RULES = {"open_mode": "explicit"}  # the framed shoe's buttons open the rounds
 SHOE_TIMEOUT = 90.0  # seconds for the daemon to play a whole shoe on a loaded machine
-TABLE = "T7"
-PREFIX = "baccarat"
-UNREADABLE_AT = 200  # input index of the unreadable card, mid-shoe
 SNAPSHOT_ROUND = 52  # the mid-shoe screenshot: this round dealt up to B2
-ROOT = Path(__file__).resolve().parents[2]
-ARTIFACTS = ROOT / "artifacts" / "web-board"
 EXAMPLE_ACL = ROOT / "examples" / "mosquitto" / "acl"
 USERS = {"controller": "c0ntroller", "board": "b0ard"}  # the accounts of the example ACL
-WAIT = 30.0  # seconds for the page to catch up with what was published (a loaded CI machine)
 ROADS = ("bead_plate", "big_road", "big_eye_boy", "small_road", "cockroach_pig")
 STATS = (
     "banker",
@@ -77,130 +77,19 @@ STATS = (
     "cards_left",
 )
 
-# Reads every road cell, the ask marks, the statistics and the live round from the DOM.
-READ_BOARD = """(() => {
-  const cells = (id) => [...document.querySelectorAll(`#${id} .cell[data-col]`)].map((c) => ({
-    col: +c.dataset.col, row: +c.dataset.row, round: +c.dataset.round,
-    colour: c.dataset.colour || c.dataset.winner, ties: +(c.dataset.ties || 0),
-    banker_pair: c.dataset.bankerPair === 'true', player_pair: c.dataset.playerPair === 'true',
-  }));
-  const ask = {};
-  for (const row of document.querySelectorAll('[data-ask]')) {
-    ask[row.dataset.ask] = Object.fromEntries([...row.querySelectorAll('[data-ask-road]')]
-      .map((m) => [m.dataset.askRoad, m.dataset.colour === 'none' ? null : m.dataset.colour]));
-  }
-  const stats = Object.fromEntries([...document.querySelectorAll('[data-stat]')]
-    .map((s) => [s.dataset.stat, s.textContent.trim()]));
-  const live = document.getElementById('live-round');
-  const result = document.getElementById('last-result');
-  const banner = document.getElementById('alarm-banner');
-  return {
-    roads: {
-      bead_plate: cells('bead-plate'), big_road: cells('big-road'),
-      big_eye_boy: cells('big-eye-boy'), small_road: cells('small-road'),
-      cockroach_pig: cells('cockroach-pig'),
-    },
-    widths: Object.fromEntries([...document.querySelectorAll('[data-road]')]
-      .map((r) => [r.dataset.road, +r.dataset.width])),
-    ask, stats,
-    streak: Object.assign({}, document.querySelector('[data-stat="current_streak"]').dataset),
-    live: {
-      round: +live.dataset.round, status: live.dataset.status, winner: live.dataset.winner,
-      cards: Object.fromEntries([...live.querySelectorAll('.slot')]
-        .map((s) => [s.dataset.position, s.dataset.card])),
-      totals: [...live.querySelectorAll('[data-total]')].map((t) => t.dataset.value),
-    },
-    result: {round: +result.dataset.round, winner: result.dataset.winner},
-    banner: {hidden: banner.hidden, alarms: +banner.dataset.alarms, kind: banner.dataset.kind},
-    table: document.getElementById('table-name').textContent,
-    controller: document.getElementById('controller-status').dataset.controller,
-    link: document.body.dataset.link,
-    seq: +document.body.dataset.highestSeq,
-    rejected: +document.body.dataset.rejected,
-  };
-})()"""
-
-
-@dataclass(frozen=True)
-class Shoe:
-    """The replayed shoe: every message body in order, and the final roads."""
-
-    messages: list[dict[str, Any]]
-    bodies: list[str]
-    final_roads: dict[str, Any]
-
-
-def baccarat(*args: str, refused_ok: bool = False) -> str:
-    """The output of the ``baccarat`` command (as a subprocess, like a user runs it).
-
-    ``refused_ok``: exit status 1 is fine if every line it complained about was an input
-    the engine refused (as the daemon did too), such as a button pressed after the shoe.
-    """
-    done = subprocess.run(
-        [sys.executable, "-m", "baccarat.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    refused = all(": refused: " in line for line in done.stderr.splitlines())
-    if done.returncode != 0 and not (refused_ok and done.returncode == 1 and refused):
-        raise AssertionError(f"baccarat {' '.join(args)}: status {done.returncode}\n{done.stderr}")
-    return done.stdout
-
 
 @pytest.fixture(scope="module")
 def shoe(tmp_path_factory: pytest.TempPathFactory) -> Shoe:
-    lines = [step.to_text() for step in shoe_inputs(8, SEED)]
-    lines[UNREADABLE_AT:UNREADABLE_AT] = ["unreadable", "accept_as_burn"]
-    path = tmp_path_factory.mktemp("shoe") / "shoe.txt"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    bodies = baccarat("replay", str(path)).splitlines()
-    final_roads = json.loads(baccarat("roads", "--json", str(path)))
-    return Shoe([json.loads(body) for body in bodies], bodies, final_roads)
+    return replayed_shoe(tmp_path_factory.mktemp("shoe"))
 
 
 @pytest.fixture
 def artifacts() -> Path:
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    return ARTIFACTS
+    return artifacts_folder()
 
 
-def topic_of(message: dict[str, Any]) -> str:
-    kind = "alarm" if message["type"] == "alarm_cleared" else message["type"]
-    return f"{PREFIX}/{TABLE}/{kind}"
-
-
-async def publish(client: aiomqtt.Client, shoe: Shoe, start: int, stop: int) -> int:
-    """Publish messages ``start`` to ``stop - 1`` in order, as the daemon would."""
-    for message, body in zip(shoe.messages[start:stop], shoe.bodies[start:stop], strict=True):
-        topic = topic_of(message)
-        await client.publish(topic, body, qos=1, retain=topic.rsplit("/", 1)[1] in RETAINED)
-    return stop
-
-
-def index_where(shoe: Shoe, start: int, **fields: Any) -> int:
-    """The index of the first message from ``start`` whose fields have these values."""
-    return next(
-        i
-        for i, m in enumerate(shoe.messages)
-        if i >= start and all(m.get(k) == v for k, v in fields.items())
-    )
-
-
-def last_roads(shoe: Shoe, stop: int) -> dict[str, Any]:
-    return next(m for m in reversed(shoe.messages[:stop]) if m["type"] == "roads")
-
-
-async def caught_up(page: Page, seq: int) -> dict[str, Any]:
-    """The board once it has drawn every message up to ``seq``."""
-    await page.wait_for(f"+document.body.dataset.highestSeq >= {seq}", limit=WAIT)
-    await page.evaluate("new Promise((done) => requestAnimationFrame(() => done(true)))")
-    board: dict[str, Any] = await page.evaluate(READ_BOARD)
-    return board
-
-
-def expected_cells(road: dict[str, Any]) -> list[dict[str, Any]]:
+def expected_cells(road: dict[str, Any], name: str) -> list[dict[str, Any]]:
+    """A road's cells as the page's data attributes give them; naturals marked on the bead plate."""
     return [
         {
             "col": c["col"],
@@ -210,6 +99,8 @@ def expected_cells(road: dict[str, Any]) -> list[dict[str, Any]]:
             "ties": c.get("ties", 0),
             "banker_pair": c.get("banker_pair", False),
             "player_pair": c.get("player_pair", False),
+            "natural": c.get("natural", False),
+            "marked": name == "bead_plate" and c["natural"],
         }
         for c in road["cells"]
     ]
@@ -218,7 +109,7 @@ def expected_cells(road: dict[str, Any]) -> list[dict[str, Any]]:
 def assert_roads_match(board: dict[str, Any], roads: dict[str, Any]) -> None:
     """Every road cell, width, ask mark and count on the page is the message's."""
     for name in ROADS:
-        assert board["roads"][name] == expected_cells(roads[name]), name
+        assert board["roads"][name] == expected_cells(roads[name], name), name
         assert board["widths"][name] == roads[name]["width"], name
     assert board["ask"] == roads["ask"]
     stats = roads["stats"]
@@ -306,18 +197,26 @@ async def test_a_replayed_shoe_step_by_step(
         status = f"{PREFIX}/{TABLE}/status"
         await client.publish(status, status_payload("online", TABLE), qos=1, retain=True)
         page = await browser.open(server.url, width=1920, height=1080)
-        await page.wait_for("document.body.dataset.link === 'connected'", limit=WAIT)
-        await page.wait_for("!!document.querySelector('[data-controller=online]')", limit=WAIT)
+        pit = await browser.open(f"{server.url}?view=pit", width=1280, height=720)
+        for each in (page, pit):
+            await each.wait_for("document.body.dataset.link === 'connected'", limit=WAIT)
+            await each.wait_for("!!document.querySelector('[data-controller=online]')", limit=WAIT)
 
-        # Up to the unreadable card: the banner shows it; the pit's correction clears it.
+        # Up to the unreadable card: the players' notice shows, and the pit's view the
+        # alarm; the pit's correction clears both.
         alarm = index_where(shoe, 0, type="alarm")
         sent = await publish(client, shoe, 0, alarm + 1)
         board = await caught_up(page, shoe.messages[sent - 1]["seq"])
         assert board["banner"] == {"hidden": False, "alarms": 1, "kind": "unreadable_card"}
+        assert board["notice"] == "round"
+        pit_board = await caught_up(pit, shoe.messages[sent - 1]["seq"])
+        assert pit_board["banner"] == board["banner"]
+        assert pit_board["notice"] == ""
         cleared = index_where(shoe, sent, type="alarm_cleared")
         sent = await publish(client, shoe, sent, cleared + 1)
         board = await caught_up(page, shoe.messages[sent - 1]["seq"])
         assert board["banner"]["hidden"]
+        assert (await caught_up(pit, shoe.messages[sent - 1]["seq"]))["banner"]["hidden"]
 
         # Mid-shoe, mid-round: the live round card by card, roads as last published.
         b2 = index_where(shoe, sent, type="card", round=SNAPSHOT_ROUND, position="B2")
@@ -333,7 +232,6 @@ async def test_a_replayed_shoe_step_by_step(
         assert board["live"]["status"] == "open"
         assert {p: c for p, c in board["live"]["cards"].items() if c} == dealt
         await page.screenshot(artifacts / "web-board-mid-shoe.png")
-        await page.screenshot(artifacts / "web-board-docs.png", scale=0.7)  # docs/boards.md
 
         # The rest of the shoe, with the cards that come out after it ended.
         sent = await publish(client, shoe, sent, len(shoe.messages))
@@ -348,8 +246,13 @@ async def test_a_replayed_shoe_step_by_step(
             str(result["player"]["total"]),
             str(result["banker"]["total"]),
         ]
+        # Cards drawn after the shoe ended: alarms that nothing settles, for the pit only.
         late = [m for m in shoe.messages if m["type"] == "alarm" and m["kind"] == "shoe_closed"]
-        assert board["banner"] == {"hidden": False, "alarms": len(late), "kind": "shoe_closed"}
+        assert late
+        assert board["banner"] == {"hidden": True, "alarms": 0, "kind": ""}
+        pit_board = await caught_up(pit, shoe.messages[sent - 1]["seq"])
+        assert pit_board["banner"] == {"hidden": False, "alarms": len(late), "kind": "shoe_closed"}
+        await pit.screenshot(artifacts / "web-board-pit-end-of-shoe.png")
         assert board["table"] == TABLE
         assert board["rejected"] == 0
         await page.screenshot(artifacts / "web-board-end-of-shoe.png")
@@ -359,20 +262,22 @@ async def test_a_replayed_shoe_step_by_step(
         await publish(client, shoe, 0, len(shoe.messages) // 2)
         await client.publish(status, status_payload("offline", TABLE), qos=1, retain=True)
         await page.wait_for("!!document.querySelector('[data-controller=offline]')", limit=WAIT)
-        assert await page.evaluate(READ_BOARD) == {**board, "controller": "offline"}
+        offline = {**board, "controller": "offline", "overlay": "offline"}
+        assert await page.evaluate(READ_BOARD) == offline
 
-        # English only, Chinese only, both: the toggle cycles through them.
+        # The toggle cycles through the languages, back to English and Traditional Chinese.
         languages = []
-        for _ in range(3):
+        for _ in range(5):
             await page.evaluate("document.getElementById('language-toggle').click()")
             languages.append(await page.evaluate("document.body.dataset.lang"))
-        assert languages == ["en", "zh", "both"]
+        assert languages == ["en", "zh-Hant", "zh-Hans", "both-Hans", "both"]
         assert page.console == []
+        assert pit.console == []
 
 
 # What web/state.js does with tricky sequences: run in the page, with hand-made bodies.
 FOLD_CHECKS = """(async () => {
-  const { emptyState, fold, currentRoads, lastResult } = await import('/state.js');
+  const { emptyState, fold, cardsLeft, currentRoads, lastResult } = await import('/state.js');
   const all = (state, messages) => messages.reduce(fold, state);
   const shoe = (seq, number) => ({type: 'shoe', seq, shoe: number, phase: 'ready',
     cards_left: 400, last_round: false});
@@ -384,7 +289,8 @@ FOLD_CHECKS = """(async () => {
     banker: hand(['4S', '3H'], 7), demo: false, exposed: []});
   const alarm = (seq, id) => ({type: 'alarm', seq, id, kind: 'extra_card', shoe: 1, round: 1,
     text: 'x'});
-  const roads = (seq, number) => ({type: 'roads', seq, shoe: number});
+  const roads = (seq, number, left) => ({type: 'roads', seq, shoe: number,
+    stats: {cards_left: left}});
   const out = {};
   let s = all(emptyState('T1'), [shoe(1, 1), card(2, 1, 'P1', '2S'), card(3, 1, 'P1', '9H')]);
   out.duplicate_card = s.live.cards;
@@ -394,7 +300,14 @@ FOLD_CHECKS = """(async () => {
   s = all(s, [alarm(6, 7), {type: 'alarm_cleared', seq: 7, id: 7, kind: 'extra_card', by: 'void',
     shoe: 1, round: 1}, alarm(6, 7)]);
   out.late_alarm = s.alarms.length;
-  s = all(s, [roads(8, 1), roads(3, 1), shoe(9, 2)]);
+  let c = emptyState('T1');  // cards left: the newer of the shoe and roads messages
+  const left = [cardsLeft(c)];
+  for (const m of [shoe(7, 1), roads(8, 1, 390), {...shoe(9, 1), cards_left: 385}]) {
+    c = fold(c, m);
+    left.push(cardsLeft(c));
+  }
+  out.cards_left = left;
+  s = all(s, [roads(8, 1, 390), roads(3, 1, 380), shoe(9, 2)]);
   out.older_roads_and_new_shoe = [s.roadsMessage.seq, currentRoads(s)];
   const same = fold(s, card(2, 1, 'P1', '2S'));
   out.same_object = same === s;
@@ -421,6 +334,7 @@ async def test_the_page_folds_messages_like_the_terminal_board(tmp_path: Path) -
         "duplicate_card": [["P1", "2S"]],
         "void": ["void", 0],
         "late_alarm": 0,
+        "cards_left": [None, 400, 390, 385],
         "older_roads_and_new_shoe": [8, None],
         "same_object": True,
         "restart": [3, 2, None],

@@ -6,7 +6,9 @@ Cells, all on 6-row grids, the latest columns kept when the room is short:
   Letters ``B`` (red), ``P`` (blue), ``T`` (green, bead plate only). The pair mark is
   ``'`` for a banker pair (the top-left dot of a printed board), ``,`` for a player pair
   (the bottom-right dot), ``:`` for both. On the big road the third character is the
-  number of ties on the cell (``+`` for more than 9).
+  number of ties on the cell (``+`` for more than 9); on the bead plate, when naturals are
+  marked (the terminal board marks them), a yellow ``*`` for a round won or tied with a
+  natural 8 or 9.
 * derived roads, 1 character a cell: in colour, big eye boy ``○``, small road ``●``,
   cockroach pig ``╱`` in red or blue; without colour, ``r`` (red) and ``b`` (blue).
 
@@ -43,6 +45,8 @@ DERIVED_TITLE = {
 }
 DERIVED_NAMES = ("big_eye_boy", "small_road", "cockroach_pig")
 EMPTY_STYLE = "bright_black"
+NATURAL_MARK = Text("*", style="bold yellow")
+"""After the letter on the bead plate: the round had a natural (either hand 8 or 9)."""
 
 Placed = tuple[int, int, Text]
 
@@ -83,10 +87,11 @@ def pair_mark(banker_pair: bool, player_pair: bool) -> Text:
     return Text(" ")
 
 
-def bead_glyph(cell: BeadCell) -> Text:
-    """One bead-plate cell: pair mark and letter."""
+def bead_glyph(cell: BeadCell, *, naturals: bool = False) -> Text:
+    """One bead-plate cell: pair mark, letter, and with ``naturals`` the natural mark."""
     letter = Text(cell.winner[0].upper(), style=WINNER_STYLE[cell.winner])
-    return Text.assemble(pair_mark(cell.banker_pair, cell.player_pair), letter, " ")
+    mark = NATURAL_MARK if naturals and cell.natural else Text(" ")
+    return Text.assemble(pair_mark(cell.banker_pair, cell.player_pair), letter, mark)
 
 
 def tie_mark(ties: int) -> Text:
@@ -108,9 +113,11 @@ def derived_glyph(name: str, colour: Colour, coloured: bool) -> Text:
     return Text(symbol, style=COLOUR_STYLE[colour])
 
 
-def bead_plate_grid(plate: BeadPlate, max_cols: int | None = None) -> Text:
-    """The bead plate as a 6-line grid."""
-    cells = ((c.col, c.row, bead_glyph(c)) for c in plate.cells)
+def bead_plate_grid(
+    plate: BeadPlate, max_cols: int | None = None, *, naturals: bool = False
+) -> Text:
+    """The bead plate as a 6-line grid; ``naturals`` marks the rounds with a natural."""
+    cells = ((c.col, c.row, bead_glyph(c, naturals=naturals)) for c in plate.cells)
     return grid(cells, plate.width, 3, max_cols)
 
 

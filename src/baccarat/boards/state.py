@@ -102,6 +102,20 @@ class BoardState:
         return roads
 
     @property
+    def cards_left(self) -> int | None:
+        """Cards left in the current shoe, one figure for the whole board.
+
+        Both the ``shoe`` and the ``roads`` message carry it, and the controller sends them
+        at different times: ``shoe`` whenever the counts change (every result, the shoe's
+        burn, a card accepted as a burn, a void round), ``roads`` only when a result
+        counts, just after that ``shoe``. The newer of the two (by ``seq``) is the figure.
+        """
+        shoe, roads = self.shoe, self.roads
+        if roads is not None and (shoe is None or roads.seq > shoe.seq):
+            return roads.stats.cards_left
+        return shoe.cards_left if shoe is not None else None
+
+    @property
     def last_result(self) -> ResultMessage | None:
         """The most recent counted result, if any."""
         return self.results[-1] if self.results else None

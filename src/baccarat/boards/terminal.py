@@ -75,7 +75,7 @@ def table_line(state: BoardState) -> Text:
     text = Text.assemble((f" Table {state.table} ", "bold reverse"))
     shoe = state.shoe
     if shoe is not None:
-        text.append(f"  Shoe {shoe.shoe}  {shoe.cards_left} cards")
+        text.append(f"  Shoe {shoe.shoe}  {state.cards_left} cards")
         if shoe.last_round:
             text.append("  LAST ROUND", style="bold yellow")
         if shoe.phase == "closed":
@@ -276,15 +276,20 @@ def results_panel(
         lines.append(roads_view.ask_line(roads, coloured=coloured))
     large = inner_height >= 9
     if roads is not None:
-        lines += stats_table(roads) if large else stats_lines(roads)
+        cards_left = state.cards_left
+        lines += stats_table(roads, cards_left) if large else stats_lines(roads, cards_left)
     room = inner_height - len(lines) - 2
     if large and room >= 2 and state.results:
         lines += [Text(""), recent_results_table(state.results, room - 1)]
     return Panel(Group(*lines), title="Results", title_align="left")
 
 
-def stats_lines(roads: RoadsMessage) -> list[Text]:
-    """The shoe statistics on two lines of at most 36 characters."""
+def stats_lines(roads: RoadsMessage, cards_left: int | None) -> list[Text]:
+    """The shoe statistics on two lines of at most 36 characters.
+
+    ``cards_left`` is the board's one figure (:attr:`BoardState.cards_left`), which the
+    header shows too: it can be newer than the roads message's.
+    """
     s = roads.stats
     return [
         Text.assemble(
@@ -297,13 +302,13 @@ def stats_lines(roads: RoadsMessage) -> list[Text]:
         ),
         Text(
             f"rounds {s.rounds}  longest B{s.longest_banker_streak} "
-            f"P{s.longest_player_streak}  left {s.cards_left}"
+            f"P{s.longest_player_streak}  left {cards_left}"
         ),
     ]
 
 
-def stats_table(roads: RoadsMessage) -> list[RenderableType]:
-    """The shoe statistics with full labels, for a tall board."""
+def stats_table(roads: RoadsMessage, cards_left: int | None) -> list[RenderableType]:
+    """The shoe statistics with full labels, for a tall board (``cards_left`` as above)."""
     s = roads.stats
     table = Table.grid(padding=(0, 2))
     table.add_row(
@@ -317,7 +322,7 @@ def stats_table(roads: RoadsMessage) -> list[RenderableType]:
         f"Longest P {s.longest_player_streak}",
         f"Rounds {s.rounds}",
     )
-    table.add_row("", "", f"Cards {s.cards_left}")
+    table.add_row("", "", f"Cards {cards_left}")
     return [table]
 
 
@@ -372,7 +377,7 @@ def _small_roads_row(roads: RoadsMessage | None, width: int, *, coloured: bool) 
     row = Layout(size=ROAD_PANEL_HEIGHT)
     panels = [
         Layout(
-            Panel(roads_view.bead_plate_grid(plate, bead_cols), title="Bead plate"),
+            Panel(roads_view.bead_plate_grid(plate, bead_cols, naturals=True), title="Bead plate"),
             size=bead_width,
         )
     ]

@@ -1,11 +1,13 @@
 // The web result board: reads /config.json (written by `baccarat board --web`), subscribes
 // to {prefix}/{table}/# over MQTT-over-WebSocket and redraws once per animation frame.
 //
-// Query parameters override the configuration: ?table=T1&prefix=baccarat&lang=zh
-// &ws=ws://broker:9001/mqtt. Languages: both (default), en, zh.
+// Query parameters override the configuration: ?table=T1&prefix=baccarat&lang=zh-Hans
+// &view=pit&ws=ws://broker:9001/mqtt. Languages (labels.js LANGUAGES): both (English and
+// Traditional Chinese, the default), en, zh-Hant (or zh), zh-Hans, both-Hans. Views:
+// players (the default: a short notice while an alarm is open), pit (the alarms in full).
 
 import mqtt from "./vendor/mqtt.esm.js";
-import { applyLabels, LABELS, LANGUAGES } from "./labels.js";
+import { applyLabels, LABELS, LANGUAGE_ORDER, LANGUAGES, languageMode } from "./labels.js";
 import { BoardView } from "./render.js";
 import {
   emptyState,
@@ -35,22 +37,24 @@ async function loadConfig() {
   const scheme = location.protocol === "https:" ? "wss" : "ws";
   const host = config.ws_host || location.hostname || "localhost";
   const url = query.get("ws") || `${scheme}://${host}:${port}${path}`;
-  const lang = LANGUAGES.includes(query.get("lang")) ? query.get("lang") : "both";
+  const lang = languageMode(query.get("lang")) || "both";
+  const view = (query.get("view") || "").toLowerCase() === "pit" ? "pit" : "players";
   const username = config.username || undefined;
   const password = config.password || undefined;
-  return { table, prefix, url, lang, username, password };
+  return { table, prefix, url, lang, view, username, password };
 }
 
 function setLanguage(lang) {
-  document.body.classList.remove(...LANGUAGES.map((l) => `lang-${l}`));
-  document.body.classList.add(`lang-${lang}`);
-  document.body.dataset.lang = lang;
-  document.documentElement.lang = lang === "zh" ? "zh-Hant" : "en";
+  const body = document.body;
+  for (const mode of Object.values(LANGUAGES)) body.classList.remove(...mode.classes);
+  body.classList.add(...LANGUAGES[lang].classes);
+  body.dataset.lang = lang;
+  document.documentElement.lang = LANGUAGES[lang].html;
   const button = document.getElementById("language-toggle");
-  const next = LANGUAGES[(LANGUAGES.indexOf(lang) + 1) % LANGUAGES.length];
-  button.textContent = { both: "EN + 中文", en: "EN", zh: "中文" }[next];
+  const next = LANGUAGE_ORDER[(LANGUAGE_ORDER.indexOf(lang) + 1) % LANGUAGE_ORDER.length];
+  button.textContent = LANGUAGES[next].button;
   button.onclick = () => setLanguage(next);
-  button.title = `${LABELS.language[0]} / ${LABELS.language[1]}`;
+  button.title = LABELS.language.join(" / ");
 }
 
 /** The kind of message a topic carries under {prefix}/{table}/, or null if not for boards. */
@@ -65,7 +69,8 @@ async function main() {
   const config = await loadConfig();
   applyLabels(document);
   setLanguage(config.lang);
-  const view = new BoardView(document);
+  document.body.dataset.view = config.view;
+  const view = new BoardView(document, config.view);
   let state = emptyState(config.table);
   let scheduled = false;
   let resized = false;
@@ -85,10 +90,13 @@ async function main() {
     }
   };
   window.board = { state, table: config.table, url: config.url };
-  window.addEventListener("resize", () => {
+  // The roads show as many whole columns as their windows hold: draw them again whenever
+  // a window changes size (the screen, or the header taking another line).
+  const resize = new ResizeObserver(() => {
     resized = true;
     update({ ...state });
   });
+  for (const view of document.querySelectorAll(".road-view")) resize.observe(view);
   view.render(state, true);
   if (!config.table) {
     document.getElementById("no-table").hidden = false;
@@ -105,11 +113,14 @@ async function main() {
     username: config.username,
     password: config.password,
   });
+  let connectedOnce = false;
   client.on("connect", () => {
+    connectedOnce = true;
     update(withLink(state, "connected"));
     client.subscribe(`${base}/#`, { qos: 1 });
   });
-  client.on("reconnect", () => update(withLink(state, "connecting")));
+  // "lost" once it had been connected: what is on the screen may be out of date
+  client.on("reconnect", () => update(withLink(state, connectedOnce ? "lost" : "connecting")));
   client.on("offline", () => update(withLink(state, "lost")));
   client.on("error", (error) => console.warn("mqtt:", error.message));
   client.on("message", (topic, payload) => {

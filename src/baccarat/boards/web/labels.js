@@ -1,91 +1,146 @@
-// Every text the board shows, in English and in Traditional Chinese (as on Macau tables).
-// An element with data-label="key" gets both; the page's language mode (both, en, zh)
-// shows one or both by CSS.
+// Every text the board shows, in English, Traditional Chinese (as on Macau tables) and
+// Simplified Chinese. An element with data-label="key" gets all three, each in a span of
+// its own (class en, zh hant, zh hans); the page's language mode shows one or two of them
+// by CSS (body classes lang-both|lang-en|lang-zh and script-hant|script-hans).
 
 export const LABELS = {
-  title: ["Baccarat", "百家樂"],
-  table: ["Table", "枱"],
-  shoe: ["Shoe", "靴"],
-  round: ["Round", "局"],
-  banker: ["Banker", "莊"],
-  player: ["Player", "閒"],
-  tie: ["Tie", "和"],
-  banker_wins: ["Banker wins", "莊贏"],
-  player_wins: ["Player wins", "閒贏"],
-  tie_result: ["Tie", "和局"],
-  banker_pair: ["Banker pair", "莊對"],
-  player_pair: ["Player pair", "閒對"],
-  natural: ["Natural", "例牌"],
-  live_round: ["This round", "本局"],
-  last_result: ["Last result", "上局結果"],
-  waiting: ["Waiting for the first round", "等待開局"],
-  void: ["Void", "作廢"],
-  demo: ["Demo", "示範"],
-  bead_plate: ["Bead plate", "珠盤路"],
-  big_road: ["Big road", "大路"],
-  big_eye_boy: ["Big eye boy", "大眼仔"],
-  small_road: ["Small road", "小路"],
-  cockroach_pig: ["Cockroach pig", "曱甴路"],
-  ask: ["Ask the roads", "問路"],
-  banker_ask: ["If banker", "莊問路"],
-  player_ask: ["If player", "閒問路"],
-  statistics: ["Statistics", "統計"],
-  rounds: ["Rounds", "局數"],
-  naturals: ["Naturals", "例牌"],
-  longest_banker: ["Longest banker run", "莊最長連"],
-  longest_player: ["Longest player run", "閒最長連"],
-  streak: ["Streak", "連勝"],
-  cards_left: ["Cards left", "餘牌"],
-  last_round: ["Last round of the shoe", "本靴最後一局"],
-  shuffle: ["Shoe closed", "本靴完結"],
-  controller: ["Table", "枱"],
-  board_link: ["Board", "顯示"],
-  online: ["Online", "在線"],
-  offline: ["Offline", "離線"],
-  connecting: ["Connecting", "連接中"],
-  connected: ["Connected", "已連接"],
-  lost: ["Reconnecting", "重新連接"],
-  unknown: ["Unknown", "未知"],
-  alarm: ["Alarm", "警報"],
-  alarms: ["Alarms", "警報"],
-  no_table: ["No table chosen: open this page with ?table=ID", "未選枱：請以 ?table=ID 開啟"],
-  language: ["中文", "EN"],
+  title: ["Baccarat", "百家樂", "百家乐"],
+  table: ["Table", "枱", "台"],
+  shoe: ["Shoe", "靴", "靴"],
+  round: ["Round", "局", "局"],
+  banker: ["Banker", "莊", "庄"],
+  player: ["Player", "閒", "闲"],
+  tie: ["Tie", "和", "和"],
+  banker_wins: ["Banker wins", "莊贏", "庄赢"],
+  player_wins: ["Player wins", "閒贏", "闲赢"],
+  tie_result: ["Tie", "和局", "和局"],
+  banker_pair: ["Banker pair", "莊對", "庄对"],
+  player_pair: ["Player pair", "閒對", "闲对"],
+  natural: ["Natural", "例牌", "例牌"],
+  live_round: ["This round", "本局", "本局"],
+  last_result: ["Last result", "上局結果", "上局结果"],
+  waiting: ["Waiting for the first round", "等待開局", "等待开局"],
+  void: ["Void", "作廢", "作废"],
+  demo: ["Demo", "示範", "示范"],
+  bead_plate: ["Bead plate", "珠盤路", "珠盘路"],
+  big_road: ["Big road", "大路", "大路"],
+  big_eye_boy: ["Big eye boy", "大眼仔", "大眼仔"],
+  small_road: ["Small road", "小路", "小路"],
+  cockroach_pig: ["Cockroach pig", "曱甴路", "蟑螂路"],
+  ask: ["Ask the roads", "問路", "问路"],
+  banker_ask: ["If banker", "莊問路", "庄问路"],
+  player_ask: ["If player", "閒問路", "闲问路"],
+  statistics: ["Statistics", "統計", "统计"],
+  rounds: ["Rounds", "局數", "局数"],
+  naturals: ["Naturals", "例牌", "例牌"],
+  longest_banker: ["Longest banker run", "莊最長連", "庄最长连"],
+  longest_player: ["Longest player run", "閒最長連", "闲最长连"],
+  streak: ["Streak", "連勝", "连胜"],
+  cards_left: ["Cards left", "餘牌", "余牌"],
+  last_round: ["Last round of the shoe", "本靴最後一局", "本靴最后一局"],
+  shuffle: ["Shoe closed", "本靴完結", "本靴完结"],
+  controller: ["Table", "枱", "台"],
+  board_link: ["Board", "顯示", "显示"],
+  online: ["Online", "在線", "在线"],
+  offline: ["Offline", "離線", "离线"],
+  connecting: ["Connecting", "連接中", "连接中"],
+  connected: ["Connected", "已連接", "已连接"],
+  lost: ["Reconnecting", "重新連接", "重新连接"],
+  unknown: ["Unknown", "未知", "未知"],
+  alarm: ["Alarm", "警報", "警报"],
+  alarms: ["Alarms", "警報", "警报"],
+  // templates, filled by fill(): {a} an article, {n} a number
+  article: ["Art. {a}", "第{a}條", "第{a}条"],
+  device_article: ["device", "裝置", "设备"],
+  round_number: ["Round {n}", "第{n}局", "第{n}局"],
+  more_alarms: ["+{n} more", "另有{n}項", "另有{n}项"],
+  // what players see while an alarm awaits the pit (?view=pit shows the alarms themselves)
+  notice_round: ["Please wait: the round is being checked", "請稍候：本局正在核對", "请稍候：本局正在核对"],
+  notice_table: ["Please wait: the table is being checked", "請稍候：本枱正在檢查", "请稍候：本台正在检查"],
+  // the full-screen notice while the controller is offline or the board lost its broker
+  offline_title: ["Table offline", "本枱離線", "本台离线"],
+  offline_text: [
+    "Results will show again when the table is back online",
+    "本枱恢復連線後將再次顯示結果",
+    "本台恢复连线后将再次显示结果",
+  ],
+  link_title: ["Board not connected", "顯示器未連接", "显示器未连接"],
+  link_text: [
+    "Reconnecting: the results shown may be out of date",
+    "重新連接中：所顯示結果可能並非最新",
+    "重新连接中：所显示结果可能并非最新",
+  ],
+  no_table: [
+    "No table chosen: open this page with ?table=ID",
+    "未選枱：請以 ?table=ID 開啟",
+    "未选台：请以 ?table=ID 开启",
+  ],
+  language: ["Language", "語言", "语言"],
 };
 
-// The alarm kinds of the controller (messages.py AlarmKind), for the banner.
+// The alarm kinds of the controller (messages/bodies.py AlarmKind), for the pit's banner.
 export const ALARM_KINDS = {
-  extra_card: ["Extra card", "多出一張牌"],
-  missing_card: ["Missing card", "缺牌"],
-  card_before_open: ["Card before the round opened", "開局前出牌"],
-  foreign_card: ["Foreign card", "外來牌"],
-  unreadable_card: ["Unreadable card", "無法讀取的牌"],
-  result_mismatch: ["Result mismatch", "結果不符"],
-  burn_incomplete: ["Burn incomplete", "燒牌未完成"],
-  shoe_closed: ["Card after the shoe ended", "牌靴完結後出牌"],
-  demo_limit: ["Demo limit reached", "示範局數已滿"],
-  link_down: ["Shoe link down", "牌靴連線中斷"],
-  device_fault: ["Device fault", "裝置故障"],
-  bad_data: ["Bad data from the shoe", "牌靴資料錯誤"],
-  journal_damaged: ["Journal damaged", "記錄損壞"],
+  extra_card: ["Extra card", "多出一張牌", "多出一张牌"],
+  missing_card: ["Missing card", "缺牌", "缺牌"],
+  card_before_open: ["Card before the round opened", "開局前出牌", "开局前出牌"],
+  foreign_card: ["Foreign card", "外來牌", "外来牌"],
+  unreadable_card: ["Unreadable card", "無法讀取的牌", "无法读取的牌"],
+  result_mismatch: ["Result mismatch", "結果不符", "结果不符"],
+  burn_incomplete: ["Burn incomplete", "燒牌未完成", "烧牌未完成"],
+  shoe_closed: ["Card after the shoe ended", "牌靴完結後出牌", "牌靴完结后出牌"],
+  demo_limit: ["Demo limit reached", "示範局數已滿", "示范局数已满"],
+  link_down: ["Shoe link down", "牌靴連線中斷", "牌靴连线中断"],
+  device_fault: ["Device fault", "裝置故障", "装置故障"],
+  bad_data: ["Bad data from the shoe", "牌靴資料錯誤", "牌靴数据错误"],
+  journal_damaged: ["Journal damaged", "記錄損壞", "记录损坏"],
 };
 
-export const LANGUAGES = ["both", "en", "zh"];
+// The page's language modes: which of the three texts show. `both` is the default; `zh`
+// (the name before Simplified Chinese came) still means Traditional Chinese.
+export const LANGUAGES = {
+  both: { classes: ["lang-both", "script-hant"], html: "en", button: "EN + 繁" },
+  en: { classes: ["lang-en", "script-hant"], html: "en", button: "EN" },
+  "zh-Hant": { classes: ["lang-zh", "script-hant"], html: "zh-Hant", button: "繁體" },
+  "zh-Hans": { classes: ["lang-zh", "script-hans"], html: "zh-Hans", button: "简体" },
+  "both-Hans": { classes: ["lang-both", "script-hans"], html: "en", button: "EN + 简" },
+};
+export const LANGUAGE_ORDER = ["both", "en", "zh-Hant", "zh-Hans", "both-Hans"];
+const ALIASES = { zh: "zh-Hant" };
 
-/** A <span class="en"> and a <span class="zh"> with the two texts of `pair`. */
-export function bilingual(doc, pair) {
+/** The language mode named by a ?lang= value (any case), or null if it names none. */
+export function languageMode(value) {
+  if (!value) return null;
+  const wanted = String(value).trim().toLowerCase();
+  if (ALIASES[wanted]) return ALIASES[wanted];
+  return LANGUAGE_ORDER.find((mode) => mode.toLowerCase() === wanted) || null;
+}
+
+const SPANS = [
+  ["en", "en"],
+  ["zh hant", "zh-Hant"],
+  ["zh hans", "zh-Hans"],
+];
+
+/** A span per language (class en, zh hant, zh hans) with the texts of `texts`. */
+export function trilingual(doc, texts) {
   const fragment = doc.createDocumentFragment();
-  const [en, zh] = pair;
-  for (const [cls, text] of [["en", en], ["zh", zh]]) {
+  SPANS.forEach(([cls, lang], index) => {
     const span = doc.createElement("span");
     span.className = cls;
-    span.textContent = text;
+    span.lang = lang;
+    span.textContent = texts[Math.min(index, texts.length - 1)];
     fragment.append(span);
-  }
+  });
   return fragment;
 }
 
 export function label(doc, key) {
-  return bilingual(doc, LABELS[key] || [key, key]);
+  return trilingual(doc, LABELS[key] || [key]);
+}
+
+/** The three texts of a template label with its {placeholders} filled from `values`. */
+export function fill(key, values) {
+  return LABELS[key].map((text) => text.replace(/\{(\w+)\}/g, (_, name) => String(values[name])));
 }
 
 /** Fill every element with a data-label attribute under `root`. */

@@ -2,12 +2,15 @@
 // carries data-* attributes: road cells have data-col, data-row (0-based, as in the roads
 // message) and data-winner or data-colour; statistics have data-stat.
 
-import { ALARM_KINDS, bilingual, LABELS, label } from "./labels.js";
-import { cardValue, currentRoads, lastResult } from "./state.js";
+import { ALARM_KINDS, fill, label, trilingual } from "./labels.js";
+import { blockingAlarms, cardsLeft, cardValue, currentRoads, lastResult } from "./state.js";
 
 const SUITS = { S: "♠", H: "♥", D: "♦", C: "♣" };
 const RANKS = { T: "10" };
-const LETTERS = { banker: ["B", "莊"], player: ["P", "閒"], tie: ["T", "和"] };
+const LETTERS = { banker: ["B", "莊", "庄"], player: ["P", "閒", "闲"], tie: ["T", "和", "和"] };
+const PIT_ALARMS_SHOWN = 1;
+/** Alarms about the table's link rather than a round: the players' notice says "table". */
+const TABLE_ALARMS = new Set(["link_down", "device_fault", "bad_data", "journal_damaged"]);
 const ROAD_IDS = {
   bead_plate: "bead-plate",
   big_road: "big-road",
@@ -28,11 +31,14 @@ const STATS = [
 ];
 
 export class BoardView {
-  constructor(doc) {
+  /** `view`: "players" (the default: a short notice for alarms) or "pit" (the alarms). */
+  constructor(doc, view = "players") {
     this.doc = doc;
+    this.view = view;
     this.drawnRoads = undefined;
     this.drawnLive = undefined;
     this.drawnAlarms = undefined;
+    this.drawnOverlay = undefined;
   }
 
   /** Redraw what changed since the last call. `force` redraws the roads (after a resize). */
@@ -48,6 +54,8 @@ export class BoardView {
     if (state.alarms !== this.drawnAlarms) this.alarms(state);
     const roads = currentRoads(state);
     if (force || roads !== this.drawnRoads) this.roads(roads, state);
+    else this.cardsLeft(state);
+    this.overlay(state);
   }
 
   header(state) {
@@ -59,7 +67,8 @@ export class BoardView {
     const live = state.live;
     setText(doc.querySelector('[data-info="shoe"]'), shoe ? shoe.shoe : "–");
     setText(doc.querySelector('[data-info="round"]'), live ? live.round : "–");
-    setText(doc.querySelector('[data-info="cards_left"]'), shoe ? shoe.cards_left : "–");
+    const left = cardsLeft(state);
+    setText(doc.querySelector('[data-info="cards_left"]'), left === null ? "–" : left);
     const flag = doc.getElementById("shoe-flag");
     const flagKey = !shoe ? null : shoe.phase === "closed" ? "shuffle" : shoe.last_round ? "last_round" : null;
     flag.hidden = flagKey === null;
@@ -136,29 +145,82 @@ export class BoardView {
     );
   }
 
+  /** The players' notice, or in the pit's view the open alarms themselves. */
   alarms(state) {
     this.drawnAlarms = state.alarms;
     const banner = this.doc.getElementById("alarm-banner");
-    const alarms = state.alarms;
+    const alarms = this.view === "pit" ? state.alarms : blockingAlarms(state.alarms);
     banner.hidden = alarms.length === 0;
     banner.dataset.alarms = String(alarms.length);
-    if (!alarms.length) {
-      banner.dataset.kind = "";
-      banner.dataset.ids = "";
-      return;
-    }
-    const latest = alarms[alarms.length - 1];
-    banner.dataset.kind = latest.kind;
     banner.dataset.ids = alarms.map((a) => a.id).join(",");
-    const kind = ALARM_KINDS[latest.kind] || [latest.kind, latest.kind];
-    const where = latest.round ? ` · ${LABELS.round[0]} ${latest.round} / 第${latest.round}${LABELS.round[1]}` : "";
-    const text = banner.querySelector(".alarm-text");
-    text.replaceChildren(bilingual(this.doc, kind));
-    const detail = this.doc.createElement("span");
-    detail.className = "alarm-detail";
-    detail.textContent = `${latest.text}${where}`;
-    text.append(detail);
-    banner.querySelector(".alarm-count").textContent = alarms.length > 1 ? `×${alarms.length}` : "";
+    const latest = alarms.length ? alarms[alarms.length - 1] : null;
+    banner.dataset.kind = latest ? latest.kind : "";
+    const notice = !latest || this.view === "pit" ? "" : alarms.some((a) => TABLE_ALARMS.has(a.kind)) ? "table" : "round";
+    banner.dataset.notice = notice;
+    const body = banner.querySelector(".alarm-body");
+    if (!latest) {
+      body.replaceChildren();
+    } else if (this.view === "pit") {
+      body.replaceChildren(...this.pitAlarms(alarms));
+    } else {
+      const line = this.doc.createElement("div");
+      line.className = "alarm-notice";
+      line.append(label(this.doc, `notice_${notice}`));
+      body.replaceChildren(line);
+    }
+  }
+
+  /**
+   * One alarm in full (kind, article, round, the controller's own text) and how many more:
+   * the newest of those that hold play up until the pit settles them, else the newest.
+   */
+  pitAlarms(alarms) {
+    const doc = this.doc;
+    const blocking = blockingAlarms(alarms);
+    const shown = (blocking.length ? blocking : alarms).slice(-PIT_ALARMS_SHOWN).reverse();
+    const items = shown.map((alarm) => {
+      const item = doc.createElement("div");
+      item.className = "alarm-item";
+      item.dataset.alarmId = String(alarm.id);
+      const head = doc.createElement("div");
+      head.className = "alarm-head";
+      const kind = doc.createElement("span");
+      kind.className = "alarm-kind";
+      kind.append(trilingual(doc, ALARM_KINDS[alarm.kind] || [alarm.kind]));
+      head.append(kind);
+      const article = alarm.article === "device" ? label(doc, "device_article") : trilingual(doc, fill("article", { a: alarm.article }));
+      head.append(tag(doc, "alarm-article", article));
+      if (alarm.round !== null && alarm.round !== undefined) {
+        head.append(tag(doc, "alarm-round", trilingual(doc, fill("round_number", { n: alarm.round }))));
+      }
+      const text = doc.createElement("div");
+      text.className = "alarm-text";
+      text.textContent = alarm.text;
+      item.append(head, text);
+      return item;
+    });
+    const more = alarms.length - shown.length;
+    if (more > 0) {
+      const line = doc.createElement("div");
+      line.className = "alarm-more";
+      line.append(trilingual(doc, fill("more_alarms", { n: more })));
+      items.push(line);
+    }
+    return items;
+  }
+
+  /** The full-screen notice: the controller is offline, or the board lost its broker. */
+  overlay(state) {
+    const reason = !state.table ? "" : state.controller === "offline" ? "offline" : state.link === "lost" ? "link" : "";
+    if (reason === this.drawnOverlay) return;
+    this.drawnOverlay = reason;
+    const overlay = this.doc.getElementById("offline-overlay");
+    overlay.hidden = reason === "";
+    overlay.dataset.reason = reason;
+    this.doc.body.dataset.overlay = reason;
+    if (!reason) return;
+    overlay.querySelector(".overlay-title").replaceChildren(label(this.doc, `${reason === "link" ? "link" : "offline"}_title`));
+    overlay.querySelector(".overlay-text").replaceChildren(label(this.doc, `${reason === "link" ? "link" : "offline"}_text`));
   }
 
   roads(roads, state) {
@@ -187,20 +249,25 @@ export class BoardView {
     }
   }
 
+  /** The one cards-left figure, in the statistics as in the header (state.js cardsLeft). */
+  cardsLeft(state) {
+    const left = cardsLeft(state);
+    setText(this.doc.querySelector('[data-stat="cards_left"]'), left === null ? "–" : left);
+  }
+
   stats(roads, state) {
     const doc = this.doc;
     const stats = roads ? roads.stats : null;
     for (const key of STATS) {
       setText(doc.querySelector(`[data-stat="${key}"]`), stats ? stats[key] : 0);
     }
-    const cardsLeft = stats ? stats.cards_left : state.shoe ? state.shoe.cards_left : "–";
-    setText(doc.querySelector('[data-stat="cards_left"]'), cardsLeft);
+    this.cardsLeft(state);
     const streak = doc.querySelector('[data-stat="current_streak"]');
     const current = stats && stats.current_streak;
     streak.dataset.winner = current ? current.winner : "";
     streak.dataset.length = current ? String(current.length) : "0";
     streak.replaceChildren(
-      ...(current ? [bilingual(doc, LETTERS[current.winner]), doc.createTextNode(` ${current.length}`)] : [doc.createTextNode("–")]),
+      ...(current ? [trilingual(doc, LETTERS[current.winner]), doc.createTextNode(` ${current.length}`)] : [doc.createTextNode("–")]),
     );
     const total = stats ? stats.banker + stats.player + stats.tie : 0;
     for (const side of ["banker", "player", "tie"]) {
@@ -208,6 +275,13 @@ export class BoardView {
       share.style.flexGrow = String(total ? stats[side] : 1);
     }
   }
+}
+
+function tag(doc, cls, content) {
+  const span = doc.createElement("span");
+  span.className = cls;
+  span.append(content);
+  return span;
 }
 
 function setText(element, value) {
@@ -302,7 +376,8 @@ function beadCell(doc, data) {
   element.dataset.round = String(data.round);
   pairFlags(doc, element, data);
   element.dataset.natural = String(data.natural);
-  element.prepend(bilingual(doc, LETTERS[data.winner]));
+  if (data.natural) element.append(dot(doc, "natural-mark"));
+  element.prepend(trilingual(doc, LETTERS[data.winner]));
   return element;
 }
 

@@ -40,6 +40,31 @@ export function currentRoads(state) {
   return roads;
 }
 
+/**
+ * Cards left in the current shoe, one figure for the header and the statistics: the newer
+ * (by seq) of the shoe message's and the roads message's. The controller sends `shoe`
+ * whenever the counts change and `roads` only when a result counts, so either can be
+ * the newer one. null before either came.
+ */
+export function cardsLeft(state) {
+  const shoe = state.shoe;
+  const roads = currentRoads(state);
+  if (roads !== null && roads.stats && (shoe === null || roads.seq > shoe.seq)) {
+    return roads.stats.cards_left;
+  }
+  return shoe !== null ? shoe.cards_left : null;
+}
+
+/**
+ * The alarms that hold play up until the pit settles them (they have corrections), and a
+ * shoe link that is down: what players are asked to wait for. Alarms that nothing settles
+ * (bad data, a device fault, a card after the shoe ended, the demo limit, a damaged
+ * journal) are never cleared and do not stop play: they are for the pit's view only.
+ */
+export function blockingAlarms(alarms) {
+  return alarms.filter((a) => a.kind === "link_down" || (Array.isArray(a.corrections) && a.corrections.length > 0));
+}
+
 export function lastResult(state) {
   return state.results.length ? state.results[state.results.length - 1] : null;
 }

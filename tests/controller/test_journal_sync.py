@@ -158,11 +158,6 @@ async def stopped(serving: asyncio.Task[None]) -> None:
         pass
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the callback-mode DeviceLink logs the handler's JournalError and acknowledges"
-    " the frame (issue 14); the drivers' iterator source fixes it",
-)
 async def test_a_frame_the_journal_could_not_flush_is_taken_again_after_a_restart(
     tmp_path: Path, mosquitto: Mosquitto
 ) -> None:

@@ -25,7 +25,6 @@ import logging
 import os
 import signal
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 

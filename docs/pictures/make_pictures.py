@@ -9,6 +9,9 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+from baccarat.controller.engine.engine.replay import replay_lines
+from baccarat.controller.engine.engine.roads import RoadsMessage
+from baccarat.controller.engine.engine.shoe_inputs import shoe_inputs
 from rich.console import Console
 
 from baccarat.boards.roads_view import roads_report
@@ -16,9 +19,6 @@ from baccarat.boards.state import BoardState, fold_all, with_controller_status, 
 from baccarat.boards.terminal import render
 from baccarat.messages.bodies import Message
 from baccarat.rules.profiles import load_profile
-from baccarat.controller.engine.engine.replay import replay_lines
-from baccarat.controller.engine.engine.roads import RoadsMessage
-from baccarat.controller.engine.engine.shoe_inputs import shoe_inputs
 
 HERE = Path(__file__).parent
 SEED = 7

@@ -36,6 +36,7 @@ from typing import Final
 
 import aiomqtt
 
+from baccarat import __version__
 from baccarat.backoff import Backoff
 from baccarat.controller.config import BrokerConfig
 
@@ -170,8 +171,15 @@ class PublisherCounters:
 
 
 def status_payload(state: str, table: str, **extra: object) -> bytes:
-    """The retained ``status`` body: online or offline."""
-    body = {"schema": 1, "type": "status", "state": state, "table": table, **extra}
+    """The retained ``status`` body: online or offline, and the controller's version."""
+    body = {
+        "schema": 1,
+        "type": "status",
+        "state": state,
+        "table": table,
+        "version": __version__,
+        **extra,
+    }
     return json.dumps(body).encode()
 
 

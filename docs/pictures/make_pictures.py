@@ -9,15 +9,15 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from baccarat.controller.engine.engine.replay import replay_lines
-from baccarat.controller.engine.engine.roads import RoadsMessage
-from baccarat.controller.engine.engine.shoe_inputs import shoe_inputs
 from rich.console import Console
 
 from baccarat.boards.roads_view import roads_report
 from baccarat.boards.state import BoardState, fold_all, with_controller_status, with_link
 from baccarat.boards.terminal import render
+from baccarat.controller.engine.replay import replay_lines
+from baccarat.controller.engine.shoe_inputs import shoe_inputs
 from baccarat.messages.bodies import Message
+from baccarat.messages.roads import RoadsMessage
 from baccarat.rules.profiles import load_profile
 
 HERE = Path(__file__).parent

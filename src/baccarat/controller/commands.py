@@ -29,6 +29,7 @@ from baccarat.controller.engine.inputs import (
 )
 from baccarat.errors import BaccaratError
 from baccarat.messages.bodies import SCHEMA_VERSION
+from baccarat.rules.tableau import Winner
 
 RequestId = str | int | None
 
@@ -58,7 +59,7 @@ class BurnCommand(_Command):
 class DeclareCommand(_Command):
     """``declare``: the dealer's result, checked against the cards."""
 
-    winner: Literal["banker", "player", "tie"]
+    winner: Winner
 
 
 class ShoeCommand(_Command):

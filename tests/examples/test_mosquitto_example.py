@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import subprocess
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -163,6 +164,20 @@ def test_the_tests_know_every_account_of_the_acl() -> None:
     text = (EXAMPLES / "acl").read_text()
     assert re.findall(r"^user (\S+)$", text, flags=re.MULTILINE) == list(USERS)
     assert not re.findall(r"^pattern ", text, flags=re.MULTILINE)
+
+
+def test_the_readmes_loop_writes_the_acls_controller_sections(tmp_path: Path) -> None:
+    """README.md's shell loop for new tables gives sections like T07's and T08's here."""
+    readme = (EXAMPLES / "README.md").read_text()
+    loop = re.search(r"\n(for t in .*?\ndone) \| sudo tee -a /etc/mosquitto/acl\n", readme, re.S)
+    assert loop is not None, "examples/mosquitto/README.md: the loop for new tables"
+    script = re.sub(r"^for t in [^;]*;", "for t in T07 T08;", loop.group(1))
+    made = subprocess.run(
+        ["bash", "-c", script], capture_output=True, text=True, check=True, timeout=30
+    ).stdout
+    acl = (EXAMPLES / "acl").read_text()
+    sections = re.findall(r"^user baccarat-.*?\n\n", acl, flags=re.MULTILINE | re.DOTALL)
+    assert made == "".join(sections)
 
 
 async def test_every_listener_of_the_example_works(floor: Mosquitto) -> None:

@@ -166,7 +166,7 @@ def test_the_tests_know_every_account_of_the_acl() -> None:
     assert not re.findall(r"^pattern ", text, flags=re.MULTILINE)
 
 
-def test_the_readmes_loop_writes_the_acls_controller_sections(tmp_path: Path) -> None:
+def test_the_readmes_loop_writes_the_acls_controller_sections() -> None:
     """README.md's shell loop for new tables gives sections like T07's and T08's here."""
     readme = (EXAMPLES / "README.md").read_text()
     loop = re.search(r"\n(for t in .*?\ndone) \| sudo tee -a /etc/mosquitto/acl\n", readme, re.S)

@@ -27,6 +27,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "journal": ("baccarat.cli.journal", "verify or show a journal file"),
     "board": ("baccarat.cli.board", "the terminal result board of a table (MQTT)"),
     "identity": ("baccarat.cli.identity", "the version and SHA-256 of the installed files"),
+    "record": ("baccarat.cli.record", "the floor recorder: every table's messages into a database"),
+    "history": ("baccarat.cli.history", "rounds from the floor recorder's database, or CSV"),
 }
 
 

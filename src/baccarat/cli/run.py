@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
+import os
 import sys
 from pathlib import Path
 
+from baccarat import logs
 from baccarat.controller.config import ConfigError, load_config
 from baccarat.controller.table import run_table
 
@@ -16,15 +17,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``baccarat run``."""
     parser.add_argument("--config", type=Path, required=True, help="the table's TOML file")
     parser.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING, ERROR")
+    parser.add_argument(
+        "--log-format",
+        choices=logs.FORMATS,
+        default=os.environ.get("BACCARAT_LOG_FORMAT", "text"),
+        help="text (timestamped; for journald, with syslog levels) or json, one object a"
+        " line (default: $BACCARAT_LOG_FORMAT, else text)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     """Load the configuration (exit 2 if bad) and serve until SIGTERM or SIGINT."""
-    logging.basicConfig(
-        level=args.log_level.upper(),
-        format="%(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+    logs.configure(args.log_level, args.log_format)
     try:
         config = load_config(args.config)
     except ConfigError as exc:

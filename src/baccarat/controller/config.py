@@ -111,6 +111,13 @@ class JournalConfig(_Section):
         return self
 
 
+class MetricsConfig(_Section):
+    """The Prometheus endpoint (``baccarat.controller.metrics``); off unless a port is set."""
+
+    port: int = Field(default=0, ge=0, le=65535, description="0: no metrics endpoint.")
+    host: str = Field(default="127.0.0.1", description="Loopback unless a scraper needs more.")
+
+
 class Config(BaseSettings):
     """Everything ``baccarat run`` needs."""
 
@@ -131,6 +138,7 @@ class Config(BaseSettings):
     device: DeviceConfig = DeviceConfig(kind="none")
     broker: BrokerConfig = BrokerConfig()
     journal: JournalConfig = JournalConfig()
+    metrics: MetricsConfig = MetricsConfig()
 
     @classmethod
     def settings_customise_sources(

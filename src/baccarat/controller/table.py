@@ -46,6 +46,7 @@ from baccarat.controller.engine.inputs import (
 from baccarat.controller.journal.reader import JournalError
 from baccarat.controller.journal.records import as_recorded
 from baccarat.controller.journal.writer import Journal
+from baccarat.controller.metrics import TableMetrics, serve_metrics
 from baccarat.controller.publisher import Outbox, OutMessage, Publisher, status_payload
 from baccarat.drivers import events as ev
 from baccarat.drivers.serial_source import SerialSource
@@ -97,7 +98,12 @@ class Table:
     def __init__(self, config: Config) -> None:
         self.config = config
         self.profile = config.rule_profile()
-        self.journal = Journal.from_config(config.journal, self.profile)
+        self.metrics = TableMetrics(self) if config.metrics.port else None
+        self.journal = Journal.from_config(
+            config.journal, self.profile,
+            datasync=self.metrics.timed_datasync if self.metrics else os.fdatasync,
+        )
+        self.device: DeviceSource | None = None
         self.outbox = Outbox()
         self.publisher = Publisher(
             config.broker,
@@ -131,6 +137,8 @@ class Table:
         regenerated: list[Message] = []
         for inp in report.inputs:
             regenerated += self.engine.feed(inp).messages
+        if self.metrics is not None:
+            self.metrics.tally.count(regenerated)
         cursor = self._read_cursor()
         for message in regenerated:
             if message.seq > cursor:
@@ -180,6 +188,8 @@ class Table:
             self.fatal.set()
             raise
         outcome = self.engine.feed(inp)
+        if self.metrics is not None:
+            self.metrics.tally.count(outcome.messages)
         for message in outcome.messages:
             self._queue(message)
         if counters is not None and outcome.refused is None:
@@ -264,7 +274,7 @@ class Table:
     async def serve(self, stop: asyncio.Event) -> None:
         """Run until ``stop`` is set; then publish what is left and say offline."""
         self.recover()
-        device = open_device(self.config.device)
+        device = self.device = open_device(self.config.device)
         # What start-up made (modules, schemas, the replayed state) lives as long as the
         # process: keep the garbage collector's full passes off it, so that one of them
         # does not hold a card for milliseconds (measured: bench/latency.py LATENCY_DEBUG).
@@ -283,6 +293,10 @@ class Table:
             ]
             if device is not None:
                 tasks.append(group.create_task(self._read_device(device), name="device"))
+            if self.metrics is not None:
+                metrics = serve_metrics(self.metrics, self.config.metrics.host,
+                                        self.config.metrics.port)
+                tasks.append(group.create_task(metrics, name="metrics"))
             await _first(stop.wait(), self.fatal.wait())
             log.info("stopping: closing the device")
             sdnotify.stopping()

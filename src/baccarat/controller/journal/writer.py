@@ -158,9 +158,17 @@ class Journal:
         self._failed: str | None = None
 
     @classmethod
-    def from_config(cls, config: JournalConfig, profile: Profile | None = None) -> Journal:
+    def from_config(
+        cls,
+        config: JournalConfig,
+        profile: Profile | None = None,
+        datasync: Callable[[int], None] = os.fdatasync,
+    ) -> Journal:
         """A journal with the daemon's settings (not yet opened)."""
-        return cls(config.folder, fsync=config.fsync, retention=config.retention, profile=profile)
+        return cls(
+            config.folder, fsync=config.fsync, retention=config.retention, profile=profile,
+            datasync=datasync,
+        )
 
     # ------------------------------------------------------------ opening and closing
 

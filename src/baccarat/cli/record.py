@@ -1,0 +1,78 @@
+"""``baccarat record --broker HOST[:PORT] --db URL``: the floor recorder.
+
+See :mod:`baccarat.floor.recorder`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+import sys
+from pathlib import Path
+
+from baccarat import logs
+from baccarat.floor.recorder import BrokerAddress, Recorder
+from baccarat.floor.store import StoreError, open_store
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``baccarat record``."""
+    parser.add_argument("--broker", default="127.0.0.1:1883", help="the floor broker HOST[:PORT]")
+    parser.add_argument(
+        "--db", required=True,
+        help="a SQLite file (PATH or sqlite:///PATH) or postgresql://user@host/db",
+    )
+    parser.add_argument("--prefix", default="baccarat", help="the tables' topic prefix")
+    parser.add_argument("--username", help="the recorder's broker account")
+    parser.add_argument("--password-file", type=Path, help="a file holding its password")
+    parser.add_argument(
+        "--client-id", default="baccarat-recorder",
+        help="stable: the broker keeps this session's messages while the recorder is away",
+    )
+    parser.add_argument("--log-level", default="INFO")
+    parser.add_argument("--log-format", choices=logs.FORMATS,
+                        default=os.environ.get("BACCARAT_LOG_FORMAT", "text"))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Record until SIGTERM or SIGINT."""
+    logs.configure(args.log_level, args.log_format)
+    host, _, port = args.broker.rpartition(":") if ":" in args.broker else (args.broker, "", "")
+    password = None
+    if args.password_file is not None:
+        try:
+            password = args.password_file.read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            print(f"baccarat record: {args.password_file}: {exc.strerror}", file=sys.stderr)
+            return 2
+    broker = BrokerAddress(
+        host=host or args.broker, port=int(port or 1883), username=args.username,
+        password=password, client_id=args.client_id,
+    )
+    try:
+        store = open_store(args.db)
+    except StoreError as exc:
+        print(f"baccarat record: {exc}", file=sys.stderr)
+        return 2
+    try:
+        asyncio.run(_record(broker, store, args.prefix))
+    finally:
+        store.close()
+    return 0
+
+
+async def _record(broker: BrokerAddress, store: object, prefix: str) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    recorder = Recorder(broker, store, prefix=prefix)  # type: ignore[arg-type]
+    await recorder.run(stop)
+    c = recorder.counters
+    logging.getLogger("baccarat.floor").info(
+        "stopped: %d received, %d stored, %d duplicate(s), %d conflict(s), %d bad",
+        c.received, c.stored, c.duplicates, c.conflicts, c.bad,
+    )

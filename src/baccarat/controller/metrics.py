@@ -1,0 +1,277 @@
+"""The table's metrics for Prometheus, on a loopback port (``[metrics] port``; off by default).
+
+``GET /metrics`` on ``http://127.0.0.1:PORT`` answers in Prometheus' text format:
+
+* the device link: ``baccarat_link_up`` (1 while the device talks), ``baccarat_link_state``
+  (1 for the current state, by ``state``), the decoder's and the link's counters as
+  ``baccarat_link_total{counter="frames_ok"}`` (bytes, frames, rejected bytes, CRC errors,
+  duplicates, reconnects ...);
+* the game: ``baccarat_cards_total`` (cards out of the shoe, burns included),
+  ``baccarat_burned_total``, ``baccarat_results_total{winner=...}``,
+  ``baccarat_void_rounds_total``, ``baccarat_alarms_total{kind=...}`` (raised) and
+  ``baccarat_open_alarms{kind=...}`` (raised and not yet settled);
+* the journal: ``baccarat_journal_fdatasync_seconds`` (a histogram of each flush),
+  ``baccarat_journal_last_record``;
+* MQTT: ``baccarat_broker_connected``, ``baccarat_outbox_messages`` (waiting for the
+  broker's acknowledgement), ``baccarat_outbox_dropped_total``,
+  ``baccarat_published_total``, ``baccarat_broker_failures_total``,
+  ``baccarat_commands_total``.
+
+The game's figures are counted from the messages the engine produced since the daemon
+started (the replay of the current shoe's journal file included), so they start again at
+a restart, as Prometheus counters may. Everything is read on the event loop when the page
+is asked for: no thread, nothing shared.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from functools import partial
+from typing import Final, Protocol
+
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from baccarat.controller.journal.writer import Journal
+from baccarat.controller.publisher import Outbox, Publisher
+from baccarat.drivers.source import DeviceSource, LinkState
+from baccarat.messages.bodies import (
+    AlarmClearedMessage,
+    AlarmMessage,
+    CardMessage,
+    Message,
+    ResultMessage,
+    VoidMessage,
+)
+
+log = logging.getLogger(__name__)
+
+REQUEST_TIMEOUT: Final = 5.0
+"""Seconds a scraper has to send its request."""
+FDATASYNC_BUCKETS: Final = (
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0, 5.0
+)
+"""Seconds: a flush on an SSD takes 0.1-2 ms; past 100 ms a card waits visibly."""
+
+
+class Table(Protocol):
+    """What the metrics read of the table (:class:`baccarat.controller.table.Table`)."""
+
+    device: DeviceSource | None
+    journal: Journal
+    publisher: Publisher
+    outbox: Outbox
+
+
+class MessageTally:
+    """What the engine has produced, counted from its messages."""
+
+    def __init__(self) -> None:
+        self.cards = 0
+        self.burned = 0
+        self.results: Counter[str] = Counter()
+        self.void_rounds = 0
+        self.alarms: Counter[str] = Counter()
+        self.open_alarms: dict[int, str] = {}
+        """Alarm id -> kind, for every alarm raised and not yet settled."""
+
+    def count(self, messages: Iterable[Message]) -> None:
+        """Add these messages."""
+        for message in messages:
+            self._count(message)
+
+    def _count(self, message: Message) -> None:
+        if isinstance(message, CardMessage):
+            self.cards += 1
+            self.burned += message.position == "burn"
+        elif isinstance(message, ResultMessage):
+            self.results[message.winner] += 1
+        elif isinstance(message, VoidMessage):
+            self.void_rounds += 1
+        elif isinstance(message, AlarmMessage):
+            self.alarms[message.kind] += 1
+            if message.corrections or message.kind == "link_down":
+                self.open_alarms[message.id] = message.kind
+        elif isinstance(message, AlarmClearedMessage):
+            self.open_alarms.pop(message.id, None)
+
+    def open_by_kind(self) -> Counter[str]:
+        """How many alarms of each kind are open."""
+        return Counter(self.open_alarms.values())
+
+
+class TableMetrics:
+    """The registry of one table's metrics, read from the live table when scraped."""
+
+    def __init__(self, table: Table) -> None:
+        self.registry = CollectorRegistry()
+        self.tally = MessageTally()
+        self.fdatasync = Histogram(
+            "baccarat_journal_fdatasync_seconds",
+            "Time of each fdatasync of a journal record.",
+            buckets=FDATASYNC_BUCKETS,
+            registry=self.registry,
+        )
+        self.registry.register(_TableCollector(table, self.tally))
+
+    def timed_datasync(self, fd: int) -> None:
+        """``os.fdatasync``, timed into the histogram."""
+        started = time.perf_counter()
+        try:
+            os.fdatasync(fd)
+        finally:
+            self.fdatasync.observe(time.perf_counter() - started)
+
+    def page(self) -> bytes:
+        """The metrics in Prometheus' text format."""
+        return generate_latest(self.registry)
+
+
+class _TableCollector(Collector):
+    def __init__(self, table: Table, tally: MessageTally) -> None:
+        self._table = table
+        self._tally = tally
+
+    def collect(self) -> Iterator[Metric]:
+        yield from self._link()
+        yield from self._game()
+        yield from self._broker()
+
+    def _link(self) -> Iterator[Metric]:
+        device = self._table.device
+        state = device.state if device is not None else LinkState.IDLE
+        yield GaugeMetricFamily(
+            "baccarat_link_up", "1 while the device is connected and talking.",
+            value=float(state is LinkState.UP),
+        )
+        states = GaugeMetricFamily(
+            "baccarat_link_state", "The device link's state (1 for the current one).",
+            labels=["state"],
+        )
+        for each in LinkState:
+            states.add_metric([each.value], float(each is state))
+        yield states
+        counters = CounterMetricFamily(
+            "baccarat_link", "The device link's and decoder's counters.", labels=["counter"]
+        )
+        for name, value in sorted((device.counters if device is not None else {}).items()):
+            counters.add_metric([name], float(value))
+        yield counters
+
+    def _game(self) -> Iterator[Metric]:
+        tally = self._tally
+        yield CounterMetricFamily(
+            "baccarat_cards", "Cards out of the shoe, burn cards included.", value=tally.cards
+        )
+        yield CounterMetricFamily("baccarat_burned", "Cards burned.", value=tally.burned)
+        yield _labelled(CounterMetricFamily, "baccarat_results", "Results published.",
+                        "winner", tally.results, always=("banker", "player", "tie"))
+        yield CounterMetricFamily(
+            "baccarat_void_rounds", "Rounds made void (Art. 10).", value=tally.void_rounds
+        )
+        yield _labelled(CounterMetricFamily, "baccarat_alarms", "Alarms raised.",
+                        "kind", tally.alarms)
+        yield _labelled(GaugeMetricFamily, "baccarat_open_alarms",
+                        "Alarms raised and not yet settled.", "kind", tally.open_by_kind())
+        yield GaugeMetricFamily(
+            "baccarat_journal_last_record", "The number of the journal's newest record.",
+            value=self._table.journal.next_record - 1,
+        )
+
+    def _broker(self) -> Iterator[Metric]:
+        publisher, outbox = self._table.publisher, self._table.outbox
+        counters = publisher.counters
+        yield GaugeMetricFamily(
+            "baccarat_broker_connected", "1 while connected to the MQTT broker.",
+            value=float(publisher.connected.is_set()),
+        )
+        yield GaugeMetricFamily(
+            "baccarat_outbox_messages",
+            "Messages waiting for the broker's acknowledgement.", value=len(outbox),
+        )
+        yield CounterMetricFamily(
+            "baccarat_outbox_dropped", "Messages dropped because the outbox was full.",
+            value=outbox.dropped,
+        )
+        yield CounterMetricFamily(
+            "baccarat_published", "Messages the broker acknowledged.", value=counters.published
+        )
+        yield CounterMetricFamily(
+            "baccarat_broker_failures", "Failed or lost broker connections.",
+            value=counters.failures,
+        )
+        yield CounterMetricFamily(
+            "baccarat_commands", "Operator commands received.", value=counters.commands
+        )
+
+
+def _labelled(
+    family: Callable[..., CounterMetricFamily | GaugeMetricFamily],
+    name: str,
+    documentation: str,
+    label: str,
+    values: Counter[str],
+    *,
+    always: Iterable[str] = (),
+) -> Metric:
+    metric = family(name, documentation, labels=[label])
+    for key in sorted(set(values) | set(always)):
+        metric.add_metric([key], float(values.get(key, 0)))
+    return metric
+
+
+async def serve_metrics(metrics: TableMetrics, host: str, port: int) -> None:
+    """Answer ``GET /metrics`` on ``host:port`` until cancelled.
+
+    A port that cannot be had is logged as an error and the table goes on without metrics:
+    they are never a reason to stop dealing.
+    """
+    try:
+        server = await asyncio.start_server(partial(_answer, metrics), host, port)
+    except OSError as exc:
+        log.error(  # noqa: TRY400 - one line, no traceback: the cause is in the text
+            "metrics: cannot listen on %s:%d: %s", host, port, exc.strerror or exc
+        )
+        return
+    log.info("metrics on http://%s:%d/metrics", host, port)
+    async with server:
+        await server.serve_forever()
+
+
+async def _answer(
+    metrics: TableMetrics, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> None:
+    try:
+        async with asyncio.timeout(REQUEST_TIMEOUT):
+            request = await reader.readline()
+            while await reader.readline() not in (b"\r\n", b"\n", b""):
+                pass  # headers: not needed
+        writer.write(_response(metrics, request))
+        await writer.drain()
+    except (TimeoutError, ValueError, ConnectionError):
+        pass  # a scraper that is too slow, sends a line too long, or goes away
+    finally:
+        writer.close()
+        with contextlib.suppress(ConnectionError):
+            await writer.wait_closed()
+
+def _response(metrics: TableMetrics, request: bytes) -> bytes:
+    parts = request.decode("latin-1").split()
+    if len(parts) == 3 and parts[0] == "GET" and parts[1].split("?")[0] == "/metrics":
+        return _http("200 OK", CONTENT_TYPE_LATEST, metrics.page())
+    return _http("404 Not Found", "text/plain; charset=utf-8", b"only /metrics is here\n")
+
+
+def _http(status: str, content_type: str, body: bytes) -> bytes:
+    head = (
+        f"HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    )
+    return head.encode("latin-1") + body

@@ -1,0 +1,1 @@
+"""The casino floor: the recorder that keeps every table's messages, and their history."""

@@ -1,0 +1,144 @@
+"""Rounds rebuilt from a table's messages: every card, the result, the alarms and who settled them.
+
+The same function reads the floor recorder's database (``baccarat history --db``) and the
+JSON lines that ``baccarat replay`` or ``baccarat journal show --messages`` print, so the
+recorder's copy of a shoe can be compared with the journal it came from
+(``baccarat history --messages FILE``).
+
+A round's row: the table, shoe and round, its id, the cards in dealing order with their
+positions (``P1 9S``, ``B1 2H``, ... burn cards dealt inside the round as ``burn``), the
+outcome (``banker``, ``player``, ``tie`` or ``void``), both totals, the demo flag, and its
+alarms as ``kind #id settled by CORRECTION`` (or ``open``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+CSV_COLUMNS: Final = (
+    "table", "shoe", "round", "round_id", "cards", "outcome", "player_total", "banker_total",
+    "demo", "alarms",
+)
+
+
+@dataclass
+class RoundHistory:
+    """One round as the messages tell it."""
+
+    table: str
+    shoe: int
+    round: int
+    round_id: str = ""
+    cards: list[str] = field(default_factory=list)
+    outcome: str = "open"
+    player_total: int | None = None
+    banker_total: int | None = None
+    demo: bool = False
+    alarms: dict[int, str] = field(default_factory=dict)
+
+    def row(self) -> dict[str, str]:
+        """The round as CSV cells."""
+        return {
+            "table": self.table,
+            "shoe": str(self.shoe),
+            "round": str(self.round),
+            "round_id": self.round_id,
+            "cards": " ".join(self.cards),
+            "outcome": self.outcome,
+            "player_total": "" if self.player_total is None else str(self.player_total),
+            "banker_total": "" if self.banker_total is None else str(self.banker_total),
+            "demo": "yes" if self.demo else "",
+            "alarms": "; ".join(self.alarms[key] for key in sorted(self.alarms)),
+        }
+
+    def line(self) -> str:
+        """The round on one line for a terminal."""
+        totals = (
+            f" {self.player_total}-{self.banker_total}"
+            if self.player_total is not None and self.banker_total is not None
+            else ""
+        )
+        text = f"{self.table} shoe {self.shoe} round {self.round}: {self.outcome}{totals}"
+        text += f"  {' '.join(self.cards)}"
+        if self.demo:
+            text += "  (demo)"
+        if self.alarms:
+            text += "  [" + "; ".join(self.alarms[key] for key in sorted(self.alarms)) + "]"
+        return text
+
+
+def rounds(messages: Iterable[tuple[str, dict[str, Any]]]) -> Iterator[RoundHistory]:
+    """The rounds of ``(table, body)`` messages given by table then ``seq``, in order."""
+    current: dict[tuple[str, int, int], RoundHistory] = {}
+    alarm_rounds: dict[tuple[str, int], RoundHistory] = {}
+    order: list[tuple[str, int, int]] = []
+    for table, body in messages:
+        shoe, number = body.get("shoe"), body.get("round")
+        if not isinstance(shoe, int) or not isinstance(number, int):
+            continue  # a shoe burn, a shoe message, a device alarm outside any round
+        key = (table, shoe, number)
+        if key not in current:
+            current[key] = RoundHistory(table, shoe, number)
+            order.append(key)
+        _apply(current[key], body, alarm_rounds)
+    for key in order:
+        yield current[key]
+
+
+def _apply(
+    rnd: RoundHistory, body: dict[str, Any], alarm_rounds: dict[tuple[str, int], RoundHistory]
+) -> None:
+    kind = body.get("type")
+    if kind == "card":
+        position = body.get("position")
+        rnd.cards.append(f"{position} {body.get('card') or '??'}")
+        rnd.demo = rnd.demo or bool(body.get("demo"))
+    elif kind == "round":
+        rnd.round_id = str(body.get("round_id") or rnd.round_id)
+    elif kind == "result":
+        rnd.round_id = str(body.get("round_id") or rnd.round_id)
+        rnd.outcome = str(body.get("winner"))
+        rnd.player_total = body.get("player", {}).get("total")
+        rnd.banker_total = body.get("banker", {}).get("total")
+        rnd.demo = bool(body.get("demo"))
+    elif kind == "void":
+        rnd.round_id = str(body.get("round_id") or rnd.round_id)
+        rnd.outcome = "void"
+    elif kind == "alarm":
+        alarm_id = int(body.get("id", 0))
+        rnd.alarms[alarm_id] = f"{body.get('kind')} #{alarm_id} open"
+        alarm_rounds[(rnd.table, alarm_id)] = rnd
+    elif kind == "alarm_cleared":
+        alarm_id = int(body.get("id", 0))
+        owner = alarm_rounds.get((rnd.table, alarm_id), rnd)
+        owner.alarms[alarm_id] = f"{body.get('kind')} #{alarm_id} settled by {body.get('by')}"
+
+
+def to_csv(history: Iterable[RoundHistory]) -> str:
+    """The rounds as CSV with a header row."""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for rnd in history:
+        writer.writerow(rnd.row())
+    return out.getvalue()
+
+
+def gaps(messages: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, list[tuple[int, int]]]:
+    """Per table, the runs of ``seq`` missing between the first and the last stored."""
+    missing: dict[str, list[tuple[int, int]]] = {}
+    last: dict[str, int] = {}
+    for table, body in messages:
+        seq = body.get("seq")
+        if not isinstance(seq, int):
+            continue
+        before = last.get(table)
+        if before is not None and seq > before + 1:
+            missing.setdefault(table, []).append((before + 1, seq - 1))
+        if before is None or seq > before:
+            last[table] = seq
+    return missing

@@ -1,0 +1,280 @@
+"""Where the floor recorder keeps every table's messages: SQLite or PostgreSQL.
+
+One row per engine message, keyed by the table and the message's ``seq`` (up by one per
+message of a table, docs/design.md invariant 3), so a message delivered twice (QoS 1, a
+reconnection, a recorder restart) is stored once. The body is kept exactly as published.
+A second message with the same table and ``seq`` but another body is not a duplicate: a
+table whose journal was wiped starts its numbering again. It is kept in ``conflicts`` and
+counted, never silently dropped.
+
+Schema (the same on both databases)::
+
+    messages  (tbl, seq)  topic, type, shoe, round, ts, received, body
+    conflicts            tbl, seq, topic, received, body
+    status    (tbl)      received, body    -- the table's latest retained status
+
+``open_store("floor.db")`` or ``open_store("sqlite:///var/lib/floor.db")`` gives SQLite
+(WAL, synchronous=FULL: a batch is on disk when :meth:`Store.add` returns);
+``open_store("postgresql://user@host/db")`` gives PostgreSQL through psycopg 3. Every
+method is blocking: the recorder calls them from one worker thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, Protocol
+
+from baccarat.errors import BaccaratError
+
+SCHEMA: Final = (
+    """CREATE TABLE IF NOT EXISTS messages (
+        tbl TEXT NOT NULL, seq BIGINT NOT NULL, topic TEXT NOT NULL, type TEXT NOT NULL,
+        shoe BIGINT, round BIGINT, ts DOUBLE PRECISION, received DOUBLE PRECISION NOT NULL,
+        body TEXT NOT NULL, PRIMARY KEY (tbl, seq))""",
+    """CREATE INDEX IF NOT EXISTS messages_by_shoe ON messages (tbl, shoe, seq)""",
+    """CREATE TABLE IF NOT EXISTS conflicts (
+        tbl TEXT NOT NULL, seq BIGINT NOT NULL, topic TEXT NOT NULL,
+        received DOUBLE PRECISION NOT NULL, body TEXT NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS status (
+        tbl TEXT PRIMARY KEY, received DOUBLE PRECISION NOT NULL, body TEXT NOT NULL)""",
+)
+
+
+class StoreError(BaccaratError):
+    """The database cannot be opened or written; the text says which and why."""
+
+
+@dataclass(frozen=True, slots=True)
+class Received:
+    """One message as it came from the broker, parsed enough to be stored."""
+
+    table: str
+    topic: str
+    body: dict[str, Any]
+    payload: str
+    received: float
+
+    @property
+    def seq(self) -> int | None:
+        """The engine's sequence number, if the body has one."""
+        seq = self.body.get("seq")
+        return seq if isinstance(seq, int) and not isinstance(seq, bool) else None
+
+
+@dataclass
+class AddResult:
+    """What one :meth:`Store.add` did with its batch."""
+
+    stored: int = 0
+    duplicates: int = 0
+    conflicts: int = 0
+    statuses: int = 0
+
+
+class Store(Protocol):
+    """A database of floor messages."""
+
+    def add(self, batch: Sequence[Received]) -> AddResult:
+        """Store a batch in one transaction; durable when this returns."""
+        ...
+
+    def messages(
+        self,
+        table: str | None = None,
+        shoe: int | None = None,
+        since: float | None = None,
+        until: float | None = None,
+    ) -> Iterator[tuple[str, dict[str, Any]]]:
+        """(table, body) of the stored messages, by table then ``seq``."""
+        ...
+
+    def count(self) -> int:
+        """How many messages are stored."""
+        ...
+
+    def close(self) -> None:
+        """Close the connection."""
+        ...
+
+
+class SqlStore:
+    """The SQL both databases share; ``mark`` is the driver's parameter placeholder."""
+
+    mark = "?"
+
+    def __init__(self, connection: Any) -> None:
+        self._db = connection
+
+    def _q(self, sql: str) -> str:
+        return sql.replace("?", self.mark)
+
+    def _create(self) -> None:
+        with self._transaction() as cursor:
+            for statement in SCHEMA:
+                cursor.execute(statement)
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[Any]:
+        cursor = self._db.cursor()
+        try:
+            yield cursor
+            self._db.commit()
+        except BaseException:
+            self._db.rollback()
+            raise
+        finally:
+            cursor.close()
+
+    def add(self, batch: Sequence[Received]) -> AddResult:
+        """Store a batch in one transaction; durable when this returns."""
+        result = AddResult()
+        with self._transaction() as cursor:
+            for message in batch:
+                self._add_one(cursor, message, result)
+        return result
+
+    def _add_one(self, cursor: Any, message: Received, result: AddResult) -> None:
+        seq = message.seq
+        if seq is None:
+            if message.topic.endswith("/status"):
+                cursor.execute(
+                    self._q(
+                        "INSERT INTO status (tbl, received, body) VALUES (?, ?, ?)"
+                        " ON CONFLICT (tbl) DO UPDATE SET received = EXCLUDED.received,"
+                        " body = EXCLUDED.body"
+                    ),
+                    (message.table, message.received, message.payload),
+                )
+                result.statuses += 1
+            return
+        body = message.body
+        cursor.execute(
+            self._q(
+                "INSERT INTO messages (tbl, seq, topic, type, shoe, round, ts, received, body)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tbl, seq) DO NOTHING"
+            ),
+            (
+                message.table, seq, message.topic, str(body.get("type", "")),
+                _int_or_none(body.get("shoe")), _int_or_none(body.get("round")),
+                _float_or_none(body.get("ts")), message.received, message.payload,
+            ),
+        )
+        if cursor.rowcount == 1:
+            result.stored += 1
+            return
+        cursor.execute(
+            self._q("SELECT body FROM messages WHERE tbl = ? AND seq = ?"), (message.table, seq)
+        )
+        (kept,) = cursor.fetchone()
+        if json.loads(kept) == body:
+            result.duplicates += 1
+            return
+        cursor.execute(
+            self._q(
+                "INSERT INTO conflicts (tbl, seq, topic, received, body) VALUES (?, ?, ?, ?, ?)"
+            ),
+            (message.table, seq, message.topic, message.received, message.payload),
+        )
+        result.conflicts += 1
+
+    def messages(
+        self,
+        table: str | None = None,
+        shoe: int | None = None,
+        since: float | None = None,
+        until: float | None = None,
+    ) -> Iterator[tuple[str, dict[str, Any]]]:
+        """(table, body) of the stored messages, by table then ``seq``."""
+        where, params = [], []
+        for column, op, value in (
+            ("tbl", "=", table), ("shoe", "=", shoe), ("ts", ">=", since), ("ts", "<", until)
+        ):
+            if value is not None:
+                where.append(f"{column} {op} ?")
+                params.append(value)
+        sql = "SELECT tbl, body FROM messages"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        cursor = self._db.cursor()
+        try:
+            cursor.execute(self._q(sql + " ORDER BY tbl, seq"), params)
+            for tbl, body in cursor:
+                yield tbl, json.loads(body)
+        finally:
+            cursor.close()
+            self._db.rollback()  # end the read transaction (PostgreSQL opens one)
+
+    def count(self) -> int:
+        """How many messages are stored."""
+        cursor = self._db.cursor()
+        try:
+            cursor.execute("SELECT COUNT(*) FROM messages")
+            return int(cursor.fetchone()[0])
+        finally:
+            cursor.close()
+            self._db.rollback()
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._db.close()
+
+
+class SqliteStore(SqlStore):
+    """A SQLite file: the embedded default, for one pit or a test."""
+
+    def __init__(self, path: Path) -> None:
+        try:
+            connection = sqlite3.connect(path, isolation_level="DEFERRED", check_same_thread=False)
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("PRAGMA synchronous=FULL")
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open {path}: {exc}") from None
+        super().__init__(connection)
+        self._create()
+
+
+class PostgresStore(SqlStore):
+    """A PostgreSQL database, for a floor."""
+
+    mark = "%s"
+
+    def __init__(self, url: str) -> None:
+        import psycopg
+
+        try:
+            connection = psycopg.connect(url)
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot connect to {_without_password(url)}: {exc}") from None
+        super().__init__(connection)
+        self._create()
+
+
+def open_store(where: str) -> Store:
+    """The store a URL or path names: ``postgresql://...``, ``sqlite:///path`` or a path."""
+    if where.startswith(("postgresql://", "postgres://")):
+        return PostgresStore(where)
+    path = where.removeprefix("sqlite://") if where.startswith("sqlite://") else where
+    return SqliteStore(Path(path))
+
+
+def _without_password(url: str) -> str:
+    head, at, tail = url.rpartition("@")
+    if not at or "://" not in head:
+        return url
+    scheme, _, credentials = head.partition("://")
+    return f"{scheme}://{credentials.split(':', 1)[0]}@{tail}"
+
+
+def _int_or_none(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _float_or_none(value: object) -> float | None:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    return None

@@ -1,0 +1,65 @@
+"""The recorder's database, SQLite and PostgreSQL alike: once per (table, seq), nothing lost."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from baccarat.floor.store import Received, Store, open_store
+
+
+def received(table: str, body: dict[str, Any], topic: str = "card") -> Received:
+    return Received(table, f"baccarat/{table}/{topic}", body, json.dumps(body), 1.0)
+
+
+def card(seq: int, code: str = "9S", shoe: int = 1, rnd: int = 1) -> dict[str, Any]:
+    return {"schema": 1, "type": "card", "seq": seq, "ts": 100.0 + seq, "shoe": shoe,
+            "round": rnd, "position": "P1", "card": code}
+
+
+def test_each_message_is_stored_once(store: Store) -> None:
+    first = store.add([received("T1", card(1)), received("T1", card(2)), received("T2", card(1))])
+    assert (first.stored, first.duplicates) == (3, 0)
+    again = store.add([received("T1", card(2)), received("T1", card(3))])
+    assert (again.stored, again.duplicates, again.conflicts) == (1, 1, 0)
+    assert store.count() == 4
+    assert [(t, b["seq"]) for t, b in store.messages()] == [
+        ("T1", 1), ("T1", 2), ("T1", 3), ("T2", 1)
+    ]
+
+
+def test_the_same_seq_with_another_body_is_a_conflict_kept_aside(store: Store) -> None:
+    store.add([received("T1", card(1, "9S"))])
+    result = store.add([received("T1", card(1, "KD"))])
+    assert (result.stored, result.duplicates, result.conflicts) == (0, 0, 1)
+    assert [b["card"] for _, b in store.messages()] == ["9S"]
+
+
+def test_status_is_kept_as_the_latest_and_is_not_a_message(store: Store) -> None:
+    online = {"schema": 1, "type": "status", "state": "online", "table": "T1"}
+    result = store.add([received("T1", online, "status"), received("T1", online, "status")])
+    assert result.statuses == 2
+    assert store.count() == 0
+
+
+def test_filters_by_table_shoe_and_time(store: Store) -> None:
+    store.add([received("T1", card(n, shoe=1 + n // 3)) for n in range(1, 7)])
+    store.add([received("T2", card(1))])
+    assert [b["seq"] for _, b in store.messages(table="T1", shoe=2)] == [3, 4, 5]
+    assert [b["seq"] for _, b in store.messages(table="T1", since=102.0, until=104.0)] == [2, 3]
+
+
+def test_a_body_comes_back_exactly_as_published(store: Store) -> None:
+    body = card(1) | {"text": "carte étrangère: 9S (Art. 10) 異常"}
+    store.add([received("T1", body)])
+    assert next(store.messages())[1] == body
+
+
+def test_sqlite_keeps_everything_after_reopening(tmp_path: Any) -> None:
+    path = str(tmp_path / "floor.db")
+    first = open_store(path)
+    first.add([received("T1", card(n)) for n in range(1, 101)])
+    first.close()
+    again = open_store(f"sqlite://{path}")
+    assert again.count() == 100
+    again.close()

@@ -72,10 +72,10 @@ class VoidCommand(_Command):
         description="Required to void a round whose result was published: it leaves the roads.",
     )
 
-    @field_validator("reason")
+    @field_validator("reason", mode="before")
     @classmethod
-    def _recordable(cls, reason: str) -> str:
-        problem = unrecordable(reason)
+    def _recordable(cls, reason: object) -> object:
+        problem = unrecordable(reason) if isinstance(reason, str) else None
         if problem is not None:
             raise ValueError(f"the journal cannot record this reason: {problem}")
         return reason

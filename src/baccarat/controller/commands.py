@@ -46,7 +46,7 @@ MAX_ID_LENGTH: Final = 64
 MAX_ID_NUMBER: Final = 2**53 - 1
 """The largest whole-number ``id`` (and the smallest, negated): every JSON reader holds it."""
 MAX_DIGITS: Final = 20
-"""Digits a number in a body may have (Python's own limit, 4300, raises past json)."""
+"""Digits a number in a body may have (past 4300, Python's ``int`` itself would raise)."""
 SHOWN: Final = 40
 """Characters of a name from the request (a key, an unknown command) that an error shows."""
 
@@ -231,6 +231,11 @@ def _request_id(value: object) -> RequestId:
     )
 
 
+_JSON_TYPES: Final[dict[type, str]] = {
+    list: "array", dict: "object", float: "number with a fraction"
+}
+
+
 def _kind_of(value: object) -> str:
     """What a bad id is, in a few words; never the id itself (it may be huge or unprintable)."""
     if isinstance(value, bool):
@@ -241,9 +246,6 @@ def _kind_of(value: object) -> str:
         printable = "printable" if value.isprintable() else "not all printable"
         return f"a text of {len(value)} character(s), {printable}"
     return f"a JSON {_JSON_TYPES.get(type(value), type(value).__name__)}"
-
-
-_JSON_TYPES: Final[dict[type, str]] = {list: "array", dict: "object", float: "fraction"}
 
 
 def _check_decks(decks: int, test_decks: bool, request_id: RequestId) -> None:

@@ -129,7 +129,8 @@ class Engine:
     def feed(self, inp: Input) -> Outcome:
         """Apply one input; return the messages it produced or why it was refused.
 
-        A refused input changes nothing: each handler checks before it changes state.
+        A refused input changes nothing (but for the alarm that announces a refused new
+        shoe): each handler checks before it changes state.
         """
         self._out = []
         self._ts = inp.ts

@@ -140,6 +140,7 @@ async def test_a_refused_new_shoe_raises_an_alarm_with_its_reason(
                 await board.wait_for(lambda r: len(r.bodies("alarm")) == 2, 10)
                 await command(pit, "shoe", {"id": "again"})  # and the pit's
                 await board.wait_for(lambda r: len(r.bodies("alarm")) == 3, 10)
+                await board.wait_for(lambda r: len(replies(r)) == 4, 10)
             log = daemon.log()
         finally:
             daemon.close()
@@ -173,10 +174,11 @@ async def test_void_of_a_published_round_needs_confirm(
                 shoe.send(DealerButton("void"))  # the dealer's button cannot confirm
                 await command(pit, "void", {"id": 1})
                 await board.wait_for(lambda r: len(replies(r)) == 2, 10)
+                button = "device: void_unconfirmed dealer button refused: round 1's result"
+                await asyncio.to_thread(daemon.wait_log, button, 10)
                 assert board.bodies("void") == []
                 await command(pit, "void", {"id": 2, "confirm": True, "reason": "pit"})
                 await board.wait_for(lambda r: len(replies(r)) == 3, 10)
-            log = daemon.log()
         finally:
             daemon.close()
     unconfirmed, confirmed = replies(board)[1:]
@@ -186,4 +188,3 @@ async def test_void_of_a_published_round_needs_confirm(
     assert (confirmed["id"], confirmed["ok"]) == (2, True)
     assert [v["reason"] for v in board.bodies("void")] == ["pit"]
     assert [r["stats"]["rounds"] for r in board.bodies("roads")] == [0, 1, 0]  # off the roads
-    assert "device: void_unconfirmed dealer button refused: round 1's result" in log

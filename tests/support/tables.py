@@ -6,7 +6,7 @@ from typing import Any
 
 from baccarat.controller.engine.engine import Engine
 from baccarat.controller.engine.inputs import parse_input
-from baccarat.messages.bodies import Message
+from baccarat.messages.bodies import AlarmMessage, Message
 from baccarat.messages.catalog import parse_message
 from baccarat.rules.profiles import load_profile
 
@@ -31,13 +31,24 @@ class Table:
         self.log += out
         return out
 
-    def refused(self, line: str) -> str:
-        """Feed one input that must be refused; the state must not change."""
+    def refused(self, line: str, *, alarm: str | None = None) -> str:
+        """Feed one input that must be refused; the state must not change.
+
+        With ``alarm``, the refusal must come with one alarm of that kind, naming it.
+        """
         seq = self.engine.seq
         outcome = self.engine.feed(parse_input(line))
         assert outcome.refused is not None, f"{line!r} was accepted"
-        assert outcome.messages == []
-        assert self.engine.seq == seq
+        if alarm is None:
+            assert outcome.messages == []
+            assert self.engine.seq == seq
+        else:
+            [message] = outcome.messages
+            assert isinstance(message, AlarmMessage), message
+            assert (message.kind, message.correctable) == (alarm, False)
+            assert outcome.refused in message.text
+            assert self.engine.seq == seq + 1
+            self.log.append(message)
         return outcome.refused
 
 

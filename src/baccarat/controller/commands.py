@@ -1,18 +1,24 @@
 """Operator commands: JSON bodies on ``{prefix}/{table}/cmd/{name}``, and their replies.
 
-Each body is validated by a pydantic model; a valid one becomes one engine input. Who may
-send commands is the broker's business (ACLs: only the pit's account may write ``cmd/#``).
-Every command, good or bad, is answered on ``{prefix}/{table}/reply`` (or the MQTT 5
-response topic when the request names one) with ``ok`` or a specific error. A malformed or
-refused command changes nothing.
+Each body is validated by a pydantic model in strict mode (``true`` is no number, ``"1"``
+no count); a valid one becomes one engine input. Who may send commands is the broker's
+business (ACLs: only the pit's account may write ``cmd/#``). Every command, good or bad,
+is answered on ``{prefix}/{table}/reply`` (or the MQTT 5 response topic when the request
+names one) with ``ok`` or a specific error. A malformed or refused command changes nothing.
+
+Limits: a body has at most :data:`MAX_BODY` bytes and is a JSON object (``{}`` for a
+command without arguments; an empty body is refused, as it is how MQTT clears a retained
+message); an ``id`` is a text of at most :data:`MAX_ID_LENGTH` printable characters or a
+whole number of at most :data:`MAX_ID_NUMBER`; a number has at most :data:`MAX_DIGITS`
+digits.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from baccarat.controller.engine.inputs import (
     AcceptAsBurn,
@@ -26,18 +32,31 @@ from baccarat.controller.engine.inputs import (
     OpenRound,
     Reveal,
     VoidRound,
+    unrecordable,
 )
 from baccarat.errors import BaccaratError
 from baccarat.messages.bodies import SCHEMA_VERSION
+from baccarat.rules.profiles import MAX_DECKS, MIN_REAL_DECKS
 from baccarat.rules.tableau import Winner
+
+MAX_BODY: Final = 4096
+"""Bytes a command body may have; a longer one is refused unread."""
+MAX_ID_LENGTH: Final = 64
+"""Characters a text ``id`` may have."""
+MAX_ID_NUMBER: Final = 2**53 - 1
+"""The largest whole-number ``id`` (and the smallest, negated): every JSON reader holds it."""
+MAX_DIGITS: Final = 20
+"""Digits a number in a body may have (past 4300, Python's ``int`` itself would raise)."""
+SHOWN: Final = 40
+"""Characters of a name from the request (a key, an unknown command) that an error shows."""
 
 RequestId = str | int | None
 
 
 class _Command(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    """The arguments of a command (its ``id`` is checked apart, to be echoed in errors)."""
 
-    id: RequestId = Field(default=None, description="Echoed in the reply, to match them.")
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class _Plain(_Command):
@@ -47,7 +66,19 @@ class _Plain(_Command):
 class VoidCommand(_Command):
     """``void``: the round is void (Art. 10)."""
 
-    reason: str = Field(default="operator", max_length=200, pattern=r"^[^#\r\n]*\S[^#\r\n]*$")
+    reason: str = Field(default="operator", max_length=200)
+    confirm: bool = Field(
+        default=False,
+        description="Required to void a round whose result was published: it leaves the roads.",
+    )
+
+    @field_validator("reason", mode="before")
+    @classmethod
+    def _recordable(cls, reason: object) -> object:
+        problem = unrecordable(reason) if isinstance(reason, str) else None
+        if problem is not None:
+            raise ValueError(f"the journal cannot record this reason: {problem}")
+        return reason
 
 
 class BurnCommand(_Command):
@@ -65,7 +96,7 @@ class DeclareCommand(_Command):
 class ShoeCommand(_Command):
     """``shoe``: a new shoe (Art. 2.1)."""
 
-    decks: int | None = Field(default=None, ge=1, le=12)
+    decks: int | None = Field(default=None, ge=1, le=MAX_DECKS)
 
 
 class DemoCommand(_Command):
@@ -113,39 +144,122 @@ class CommandError(BaccaratError, ValueError):
         self.request_id = request_id
 
 
-def parse_command(name: str, body: bytes, ts: float | None = None) -> tuple[Input, RequestId]:
-    """The engine input a command stands for, and its request id; or :class:`CommandError`."""
+def parse_command(
+    name: str, body: bytes, ts: float | None = None, *, test_decks: bool = False
+) -> tuple[Input, RequestId]:
+    """The engine input a command stands for, and its request id; or :class:`CommandError`.
+
+    ``test_decks`` (the configuration's ``allow_test_decks``) lets ``shoe`` ask for fewer
+    than 6 decks, as it lets the profile.
+    """
     model = COMMANDS.get(name)
     if model is None:
         known = ", ".join(COMMANDS)
-        raise CommandError(f"unknown command {name!r}: known commands are {known}")
+        raise CommandError(f"unknown command {shown(name)}: known commands are {known}")
     data = _json_object(body)
-    request_id = data.get("id") if isinstance(data.get("id"), str | int) else None
+    request_id = _request_id(data.pop("id", None))
     try:
         command = model.model_validate(data)
     except ValidationError as exc:
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'body'}: {e['msg']}" for e in exc.errors()
+            f"{'.'.join(_field(p) for p in e['loc']) or 'body'}: {e['msg']}"
+            for e in exc.errors()
         )
         raise CommandError(f"bad {name} command: {problems}", request_id) from None
-    return _to_input(name, command, ts), command.id
+    if isinstance(command, ShoeCommand) and command.decks is not None:
+        _check_decks(command.decks, test_decks, request_id)
+    return _to_input(name, command, ts), request_id
+
+
+def shown(text: str) -> str:
+    """Text from a request (a key, an unknown command's name) quoted for an error, cut short."""
+    return repr(text[:SHOWN]) + ("..." if len(text) > SHOWN else "")
+
+
+def reply(name: str, request_id: RequestId = None, error: str | None = None) -> Reply:
+    """The reply to command ``name``: ok without ``error``; an unknown long name cut short."""
+    return Reply(command=name[:SHOWN], id=request_id, ok=error is None, error=error)
+
+
+def _field(part: str | int) -> str:
+    if isinstance(part, int) or (part.isidentifier() and len(part) <= SHOWN):
+        return str(part)
+    return shown(part)
 
 
 def _json_object(body: bytes) -> dict[str, Any]:
+    if len(body) > MAX_BODY:
+        raise CommandError(f"body of {len(body)} bytes: a command has at most {MAX_BODY}")
     if not body.strip():
-        return {}
+        raise CommandError(
+            "empty body (how MQTT clears a retained message): send {} for no arguments"
+        )
     try:
-        data = json.loads(body)
+        data = json.loads(body, parse_int=_whole_number, parse_constant=_no_constant)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise CommandError(f"body is not JSON: {exc}") from None
+    except RecursionError:
+        raise CommandError("body is not JSON this controller reads: nested too deeply") from None
     if not isinstance(data, dict):
         raise CommandError(f"body must be a JSON object, not {type(data).__name__}")
     return data
 
 
+def _whole_number(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    if digits > MAX_DIGITS:
+        raise CommandError(f"a number of {digits} digits: at most {MAX_DIGITS}")
+    return int(text)
+
+
+def _no_constant(text: str) -> None:
+    raise CommandError(f"body is not JSON: {text} is not a JSON value")
+
+
+def _request_id(value: object) -> RequestId:
+    """The request's ``id`` if it is one; :class:`CommandError` (echoing none) if not."""
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        if abs(value) <= MAX_ID_NUMBER:
+            return value
+    elif isinstance(value, str) and 0 < len(value) <= MAX_ID_LENGTH and value.isprintable():
+        return value
+    raise CommandError(
+        f"bad id: a text of 1 to {MAX_ID_LENGTH} printable characters or a whole number "
+        f"up to {MAX_ID_NUMBER}, not {_kind_of(value)}"
+    )
+
+
+_JSON_TYPES: Final[dict[type, str]] = {
+    list: "array", dict: "object", float: "number with a fraction"
+}
+
+
+def _kind_of(value: object) -> str:
+    """What a bad id is, in a few words; never the id itself (it may be huge or unprintable)."""
+    if isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, int):
+        return f"a number of {len(str(abs(value)))} digits"
+    if isinstance(value, str):
+        printable = "printable" if value.isprintable() else "not all printable"
+        return f"a text of {len(value)} character(s), {printable}"
+    return f"a JSON {_JSON_TYPES.get(type(value), type(value).__name__)}"
+
+
+def _check_decks(decks: int, test_decks: bool, request_id: RequestId) -> None:
+    if decks < MIN_REAL_DECKS and not test_decks:
+        raise CommandError(
+            f"bad shoe command: decks: a real table's shoe holds {MIN_REAL_DECKS} to "
+            f"{MAX_DECKS} decks, not {decks} (fewer only with allow_test_decks)",
+            request_id,
+        )
+
+
 def _to_input(name: str, command: _Command, ts: float | None) -> Input:
     if isinstance(command, VoidCommand):
-        return VoidRound(reason=command.reason, ts=ts)
+        return VoidRound(reason=command.reason, confirm=command.confirm, ts=ts)
     if isinstance(command, BurnCommand):
         return Burn(count=command.count, ts=ts)
     if isinstance(command, DeclareCommand):

@@ -57,8 +57,9 @@ OUTBOX_LIMIT: Final = 500_000
 """Messages the outbox holds at most (days of broker outage: bench/README.md); past it the
 oldest is dropped and counted. They remain in the journal."""
 
-CommandHandler = Callable[[str, bytes, str | None], Awaitable[None]]
-"""Called with the command's name, its body and the MQTT 5 response topic (or None)."""
+CommandHandler = Callable[[str, bytes, str | None, bool], Awaitable[None]]
+"""Called with the command's name, its body, the MQTT 5 response topic (or None) and
+whether the broker sent it as a retained message."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -324,7 +325,7 @@ class Publisher:
             response = getattr(message.properties, "ResponseTopic", None)
             self.counters.commands += 1
             if self.on_command is not None:
-                await self.on_command(name, body, response)
+                await self.on_command(name, body, response, message.retain)
 
 
 def _forget_cancel_requests() -> None:

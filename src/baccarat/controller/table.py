@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from baccarat.controller import sdnotify
-from baccarat.controller.commands import CommandError, Reply, parse_command
+from baccarat.controller.commands import CommandError, Reply, parse_command, reply, shown
 from baccarat.controller.config import Config, DeviceConfig
 from baccarat.controller.engine.engine import Engine, Outcome
 from baccarat.controller.engine.inputs import (
@@ -217,7 +217,9 @@ class Table:
         if isinstance(event, ev.Rejected):
             self._rejected(event, arrived)
         elif inp is not None:
-            self.handle(inp)
+            outcome = self.handle(inp)
+            if outcome.refused is not None:  # nobody waits for a reply: say it here
+                log.warning("device: %s refused: %s", inp.to_text(), outcome.refused)
         elif not isinstance(event, ev.Heartbeat):
             log.info("device: %s", event)
 
@@ -244,30 +246,54 @@ class Table:
         self._bad_reported_at = now()
         self.handle(DeviceReport("bad_data", text, ts=self._bad_reported_at))
 
-    async def on_command(self, name: str, body: bytes, response_topic: str | None) -> None:
-        """An operator command: validate, apply, reply."""
+    async def on_command(
+        self, name: str, body: bytes, response_topic: str | None, retained: bool = False
+    ) -> None:
+        """An operator command: validate, apply, reply. Never raises: any body gets a reply.
+
+        A retained command is not executed: the broker hands it out again at every
+        connection, so it would be executed again at every restart.
+        """
         try:
-            inp, request_id = parse_command(name, body, ts=now())
+            if retained:
+                self._ignore_retained(name, response_topic)
+            else:
+                self._command(name, body, response_topic)
+        except Exception:  # a bug, not the body: log it, answer, keep the session up
+            log.exception("command %s (%d bytes): failed", shown(name), len(body))
+            error = "internal error: the controller could not handle this command (see its log)"
+            self._reply(response_topic, reply(name, error=error))
+
+    def _ignore_retained(self, name: str, response_topic: str | None) -> None:
+        topic = self.config.topic(f"cmd/{name}")
+        log.warning(
+            "retained command on %s ignored: commands must not be retained (clear it with an "
+            "empty retained message)", topic,
+        )
+        error = "retained command, not executed: a command is sent once, without retain"
+        self._reply(response_topic, reply(name, error=error))
+
+    def _command(self, name: str, body: bytes, response_topic: str | None) -> None:
+        try:
+            inp, request_id = parse_command(
+                name, body, ts=now(), test_decks=self.config.allow_test_decks
+            )
         except CommandError as exc:
-            self._reply(response_topic, Reply(command=name, id=exc.request_id, ok=False,
-                                              error=str(exc)))
+            self._reply(response_topic, reply(name, exc.request_id, str(exc)))
             return
         try:
             outcome = self.handle(inp)
         except JournalError:  # logged by handle; the daemon is stopping
             error = "the journal cannot record it: the table stops"
-            self._reply(response_topic, Reply(command=name, id=request_id, ok=False, error=error))
+            self._reply(response_topic, reply(name, request_id, error))
             return
-        reply = Reply(
-            command=name, id=request_id, ok=outcome.refused is None, error=outcome.refused
-        )
-        self._reply(response_topic, reply)
+        self._reply(response_topic, reply(name, request_id, outcome.refused))
 
-    def _reply(self, response_topic: str | None, reply: Reply) -> None:
+    def _reply(self, response_topic: str | None, answer: Reply) -> None:
         topic = response_topic or self.config.topic("reply")
-        self.outbox.put(OutMessage(topic, reply.to_json().encode()))
-        if not reply.ok:
-            log.info("command %s refused: %s", reply.command, reply.error)
+        self.outbox.put(OutMessage(topic, answer.to_json().encode()))
+        if not answer.ok:
+            log.info("command %s refused: %s", shown(answer.command), answer.error)
 
     # ------------------------------------------------------------------ running
 

@@ -32,6 +32,7 @@ AlarmKind = Literal[
     "burn_incomplete",
     "shoe_closed",
     "demo_limit",
+    "shoe_refused",
     "link_down",
     "device_fault",
     "bad_data",

@@ -342,5 +342,5 @@ def test_a_shoe_ended_during_its_burn_settles_burn_incomplete() -> None:
 def test_a_new_shoe_waits_for_a_card_the_old_one_holds() -> None:
     table = explicit()
     table.do("9S")  # card_before_open, held by the shoe
-    assert "settle alarm #1 card_before_open" in table.refused("shoe")
+    assert "settle alarm #1 card_before_open" in table.refused("shoe", alarm="shoe_refused")
     table.do("accept_as_burn", "shoe")

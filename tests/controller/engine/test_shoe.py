@@ -165,7 +165,7 @@ def test_end_shoe_between_rounds_only() -> None:
     table = Table("macau", burn="none", decks=8)
     table.do("shoe", "7S")
     assert "between rounds" in table.refused("end")
-    assert "in progress" in table.refused("shoe")
+    assert "in progress" in table.refused("shoe", alarm="shoe_refused")
     table.do("6H", "KS", "KH", "end")
     assert of(table.log, "shoe")[-1].phase == "closed"
     assert of(table.do("shoe"), "shoe")[0].shoe == 2

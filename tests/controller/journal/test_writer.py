@@ -66,7 +66,8 @@ def test_round_trip_through_files(
 
 
 def test_a_record_is_one_greppable_line(folder: Path, writer: Callable[..., Path]) -> None:
-    path = writer(folder, [DrawCard(parse_card("4S"), ts=1718000001.5), VoidRound("dropped")])
+    inputs = [DrawCard(parse_card("4S"), ts=1718000001.5), VoidRound("dropped", confirm=True)]
+    path = writer(folder, inputs)
     lines = path.read_text().splitlines()
     assert lines[0].startswith('#journal {"version":1,"file":1,"first_record":1,')
     assert lines[1].startswith("1 1718000001.500000 4S *")

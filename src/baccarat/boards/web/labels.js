@@ -89,6 +89,7 @@ export const ALARM_KINDS = {
   burn_incomplete: ["Burn incomplete", "燒牌未完成", "烧牌未完成"],
   shoe_closed: ["Card after the shoe ended", "牌靴完結後出牌", "牌靴完结后出牌"],
   demo_limit: ["Demo limit reached", "示範局數已滿", "示范局数已满"],
+  shoe_refused: ["New shoe refused", "新牌靴被拒", "新牌靴被拒"],
   link_down: ["Shoe link down", "牌靴連線中斷", "牌靴连线中断"],
   device_fault: ["Device fault", "裝置故障", "装置故障"],
   bad_data: ["Bad data from the shoe", "牌靴資料錯誤", "牌靴数据错误"],

@@ -18,6 +18,7 @@ ARTICLE: Final[dict[AlarmKind, str]] = {
     "burn_incomplete": "2.1, 8",
     "shoe_closed": "3.1",
     "demo_limit": "2.2",
+    "shoe_refused": "2.1",
     "link_down": "device",
     "device_fault": "device",
     "bad_data": "device",
@@ -115,3 +116,9 @@ def demo_limit(played: int, allowed: int) -> str:
         f"{played} demonstration rounds already played in this shoe; "
         f"at most {allowed} are allowed"
     )
+
+
+
+def shoe_refused(reason: str) -> str:
+    """A new shoe (the ``shoe`` command, or the device's shoe inserted) that cannot start."""
+    return f"a new shoe was refused: {reason}"

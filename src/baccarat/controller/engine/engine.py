@@ -70,14 +70,25 @@ RECALL_ROUNDS = 10
 
 
 class Outcome(NamedTuple):
-    """What one input produced: messages to publish, or a refusal (state unchanged)."""
+    """What one input produced: messages to publish, or a refusal.
+
+    A refusal changes nothing, except that a refusal the pit must hear of (a new shoe the
+    device started) comes with the alarm that says so.
+    """
 
     messages: list[Message]
     refused: str | None = None
 
 
 class RefusedError(BaccaratError):
-    """An input the engine does not accept in its current state."""
+    """An input the engine does not accept in its current state.
+
+    With ``alarm`` (a kind and its text), the refusal is also raised as that alarm.
+    """
+
+    def __init__(self, text: str, *, alarm: tuple[AlarmKind, str] | None = None) -> None:
+        super().__init__(text)
+        self.alarm = alarm
 
 
 class Engine:
@@ -118,7 +129,8 @@ class Engine:
     def feed(self, inp: Input) -> Outcome:
         """Apply one input; return the messages it produced or why it was refused.
 
-        A refused input changes nothing: each handler checks before it changes state.
+        A refused input changes nothing (but for the alarm that announces a refused new
+        shoe): each handler checks before it changes state.
         """
         self._out = []
         self._ts = inp.ts
@@ -127,7 +139,9 @@ class Engine:
         except RefusedError as exc:
             if self._out:  # a handler must refuse before it emits; guard the invariant
                 raise RuntimeError("handler refused after emitting") from exc
-            return Outcome([], str(exc))
+            if exc.alarm is not None:
+                self._raise(*exc.alarm, [])
+            return Outcome(self._out, str(exc))
         return Outcome(self._out)
 
     def _handle(self, inp: Input) -> None:
@@ -592,19 +606,16 @@ class Engine:
         return shoe
 
     def _on_new_shoe(self, inp: NewShoe) -> None:
-        rnd = self._open_round()
-        if rnd is not None:
-            raise RefusedError(f"round {rnd.number} is in progress: finish or void it first")
+        """A new shoe; refused with a ``shoe_refused`` alarm while a round or a card waits.
+
+        The alarm, not only the refusal: a shoe change the device announces has nobody
+        waiting for a reply, and the cards that follow would only raise alarms of their own.
+        """
+        problem = self._new_shoe_problem(inp)
+        if problem is not None:
+            raise RefusedError(problem, alarm=("shoe_refused", alarms.shoe_refused(problem)))
         decks = inp.decks or self.profile.decks
-        if not 1 <= decks <= 12:
-            raise RefusedError(f"a shoe holds 1 to 12 decks, not {decks}")
         if self.shoe is not None:
-            held = [a for a in self.shoe.alarms if a.holds_card]
-            if held:
-                raise RefusedError(
-                    f"shoe {self.shoe.number} holds a card aside: settle alarm "
-                    f"{_listed(held)} first (accept_as_burn)"
-                )
             self._burn_over(self.shoe, "shoe")
         number = (self.shoe.number if self.shoe else self._last_shoe_number) + 1
         burn = decks if self.profile.burn == "decks" else self.profile.initial_burn()
@@ -616,6 +627,24 @@ class Engine:
         self._emit_shoe()
         self._emit_roads()  # the retained roads start empty with the new shoe
         self.recall.clear()  # recall is of the shoe in play; the journal keeps older shoes
+
+    def _new_shoe_problem(self, inp: NewShoe) -> str | None:
+        """Why a new shoe cannot start now, or ``None``."""
+        rnd = self._open_round()
+        if rnd is not None:
+            waiting = f" with open alarm {_listed(rnd.alarms)}" if rnd.alarms else ""
+            return f"round {rnd.number} is in progress{waiting}: finish or void it first"
+        decks = inp.decks or self.profile.decks
+        if not 1 <= decks <= 12:
+            return f"a shoe holds 1 to 12 decks, not {decks}"
+        shoe = self.shoe
+        held = [a for a in shoe.alarms if a.holds_card] if shoe else []
+        if shoe is not None and held:
+            return (
+                f"shoe {shoe.number} holds a card aside: settle alarm "
+                f"{_listed(held)} first (accept_as_burn)"
+            )
+        return None
 
     def _on_cut(self) -> None:
         shoe = self._require_shoe()
@@ -724,6 +753,11 @@ class Engine:
         rnd = self.round
         if rnd is None or rnd.void:
             raise RefusedError("no round to void")
+        if rnd.published and not inp.confirm:
+            raise RefusedError(
+                f"round {rnd.number}'s result ({rnd.winner}) is already published: voiding it "
+                "takes it off the roads; send void with \"confirm\": true to do so"
+            )
         for alarm in list(rnd.alarms):
             self._clear(alarm, "void", rnd)
         was_published = rnd.published and not rnd.demo

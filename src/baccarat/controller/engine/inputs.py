@@ -85,13 +85,21 @@ class Reveal(Input):
 
 @dataclass(frozen=True, slots=True)
 class VoidRound(Input):
-    """The round is void (Art. 10): no result, kept in the record."""
+    """The round is void (Art. 10): no result, kept in the record.
+
+    A round whose result was already published is voided only with ``confirm``: that
+    takes its result off the roads. The notation writes a confirmed void ``void`` (as
+    every void was written before confirmation existed, which is what those voids did)
+    and an unconfirmed one ``void_unconfirmed``.
+    """
 
     reason: str = "operator"
+    confirm: bool = False
 
     def to_text(self) -> str:
         """The replay notation of this input."""
-        return "void" if self.reason == "operator" else f"void {self.reason}"
+        head = "void" if self.confirm else "void_unconfirmed"
+        return head if self.reason == "operator" else f"{head} {self.reason}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +182,24 @@ class DeviceReport(Input):
         return f"device {self.kind} {text}".rstrip()
 
 
+def unrecordable(text: str) -> str | None:
+    """Why a free text (a void reason) would not read back the same from the notation.
+
+    ``None`` if it would. The notation holds one line of printable words separated by
+    single spaces, and ``#`` starts a comment in a replay file.
+    """
+    if not text:
+        return "it is empty"
+    for position, char in enumerate(text, start=1):
+        if char == "#":
+            return f"'#' (character {position}) starts a comment in the journal's notation"
+        if not char.isprintable():
+            return f"U+{ord(char):04X} (character {position}) is not a printable character"
+    if text != " ".join(text.split()):
+        return "spaces at its ends or two in a row: the journal keeps one space between words"
+    return None
+
+
 class InputError(BaccaratError, ValueError):
     """A line of the replay notation that is not an input."""
 
@@ -201,8 +227,8 @@ def parse_input(line: str, ts: float | None = None) -> Input:
         return NewShoe(decks=_one_int(head, args, optional=True), ts=ts)
     if head == "burn":
         return Burn(count=_one_int(head, args, optional=True) or 1, ts=ts)
-    if head == "void":
-        return VoidRound(reason=" ".join(args) or "operator", ts=ts)
+    if head in ("void", "void_unconfirmed"):
+        return VoidRound(reason=" ".join(args) or "operator", confirm=head == "void", ts=ts)
     if head == "declare":
         return Declare(winner=_winner(args), ts=ts)
     if head == "demo":

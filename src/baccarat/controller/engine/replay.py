@@ -1,7 +1,8 @@
 """Replay: a file of inputs, one per line, through the engine.
 
 The notation is the one of :func:`baccarat.controller.engine.inputs.parse_input`: a card in any
-notation, or ``shoe``, ``cut``, ``open``, ``reveal``, ``void``, ``burn``, ``accept_as_burn``,
+notation, or ``shoe``, ``cut``, ``open``, ``reveal``, ``void`` (confirmed: it may take a
+published result off the roads), ``void_unconfirmed``, ``burn``, ``accept_as_burn``,
 ``exposed``, ``declare banker|player|tie``, ``demo on|off``, ``end``; ``#`` starts a
 comment. A line may begin with ``@<unix seconds>``, the time the input arrived, which the
 messages then carry as ``ts`` (the journal's lines have it, so their replay is exact).

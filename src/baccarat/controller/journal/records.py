@@ -16,7 +16,9 @@ by one across files. ``ts`` is the input's time with 6 decimals (more if that is
 takes to read back the same float, so a replay feeds the engine exactly what it was fed),
 or ``-`` when the input had none; ``/<frame>`` is the device's frame number, when the
 input came in a numbered frame. The input is its one-line notation (``Input.to_text()``,
-read back by ``parse_input``). ``crc`` is the CRC-32 of the bytes before `` *``, in 8
+read back by ``parse_input``; a void is ``void`` when confirmed, as every void recorded
+before confirmation existed was carried out, and ``void_unconfirmed`` when not, so old
+journals replay as they were played). ``crc`` is the CRC-32 of the bytes before `` *``, in 8
 lower-case hex digits. The header carries, as JSON, the number of the file's first
 record, the engine's counters before that record (``Engine.counters()``) and the rule
 profile, so that the newest file alone can be replayed after older ones were deleted.

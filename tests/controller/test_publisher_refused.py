@@ -8,7 +8,8 @@ delivered in order.
 Expected to fail today: mosquitto answers the refused PUBLISH with PUBACK reason code 0x87
 (MQTT 5), paho hands it to its ``on_publish`` callback, but aiomqtt 2.5.1's callback drops
 it and ``Client.publish`` returns as for a success; no public API of aiomqtt carries it.
-The options are in the lead's notes on issue 10 (finding 4).
+Remove the marker once the publisher sees reason codes (the options: the wt-outbox report
+on issue 10, finding 4).
 """
 
 from __future__ import annotations

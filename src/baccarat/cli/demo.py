@@ -94,14 +94,16 @@ async def embedded_broker(port: int, ws_port: int) -> AsyncIterator[None]:
         await broker.shutdown()
 
 
-def daemon_config(folder: Path, host: str, port: int, shoe: str) -> Path:
-    """The daemon's table.toml for the demo."""
+def daemon_config(
+    folder: Path, host: str, port: int, shoe: str, mqtt_version: str = "5"
+) -> Path:
+    """The daemon's table.toml for the demo (amqtt speaks MQTT 3.1.1 only)."""
     path = folder / "table.toml"
     path.write_text(
         f'table = "{TABLE}"\nprofile = "macau"\n'
         '[rules]\nopen_mode = "explicit"\n'
         f'[device]\nkind = "serial"\npath = "{shoe}"\nprotocol = "framed"\nbaud = 115200\n'
-        f'[broker]\nhost = "{host}"\nport = {port}\n'
+        f'[broker]\nhost = "{host}"\nport = {port}\nmqtt_version = "{mqtt_version}"\n'
         f'[journal]\nfolder = "{folder / "journal"}"\n'
     )
     return path
@@ -257,7 +259,8 @@ async def _demo(args: argparse.Namespace, folder: Path) -> int:
             await stack.enter_async_context(embedded_broker(port, ws_port))
         shoe_link = str(folder / "shoe")
         shoe = await stack.enter_async_context(VirtualShoe(shoe_link, "framed", baud=115200))
-        config = daemon_config(folder, host, port, shoe_link)
+        mqtt_version = "5" if args.broker else "3.1.1"  # the embedded amqtt has no MQTT 5
+        config = daemon_config(folder, host, port, shoe_link, mqtt_version)
         log = await asyncio.to_thread((folder / "daemon.log").open, "wb")
         stack.callback(log.close)
         daemon = await asyncio.create_subprocess_exec(

@@ -70,6 +70,10 @@ class BrokerConfig(_Section):
     key_file: Path | None = None
     keepalive: int = Field(default=15, ge=2, le=600, description="Seconds.")
     client_id: str | None = None
+    mqtt_version: Literal["5", "3.1.1"] = Field(
+        default="5",
+        description="MQTT 5 carries commands' response topics; 3.1.1 for a broker without it.",
+    )
 
     @model_validator(mode="after")
     def _files_exist(self) -> BrokerConfig:

@@ -12,10 +12,12 @@ acknowledged when its publish returns. aiomqtt hands a publish to the connection
 first step of its task, so they leave in the order the tasks were made: outbox order
 (tests/controller/test_publisher_outbox.py checks it).
 
-The connection carries a last will (``status`` = offline, retained); ``status`` = online is
-published, retained, on every connect. Operator commands arrive on ``cmd/+`` and are handed
-to a callback. Reconnection waits :class:`~baccarat.backoff.Backoff` delays; the first
-failure is logged as a warning, repeats at debug level.
+The connection speaks MQTT 5 (3.1.1 if ``broker.mqtt_version`` says so) and carries a last
+will (``status`` = offline, retained); ``status`` = online is published, retained, on every
+connect. Operator commands arrive on ``cmd/+`` and are handed to a callback with their
+MQTT 5 response topic, if they have one.
+Reconnection waits :class:`~baccarat.backoff.Backoff` delays; the first failure is logged
+as a warning, repeats at debug level.
 """
 
 from __future__ import annotations
@@ -56,6 +58,9 @@ MAX_INFLIGHT: Final = 64
 OUTBOX_LIMIT: Final = 500_000
 """Messages the outbox holds at most (days of broker outage: bench/README.md); past it the
 oldest is dropped and counted. They remain in the journal."""
+
+MQTT_VERSIONS: Final = {"5": aiomqtt.ProtocolVersion.V5, "3.1.1": aiomqtt.ProtocolVersion.V311}
+"""The protocol of each ``broker.mqtt_version``."""
 
 CommandHandler = Callable[[str, bytes, str | None, bool], Awaitable[None]]
 """Called with the command's name, its body, the MQTT 5 response topic (or None) and
@@ -257,6 +262,7 @@ class Publisher:
             username=broker.username,
             password=broker.resolved_password(),
             identifier=broker.client_id or f"baccarat-{self.table}",
+            protocol=MQTT_VERSIONS[broker.mqtt_version],
             keepalive=broker.keepalive,
             will=will,
             tls_context=_tls_context(broker) if broker.tls else None,

@@ -48,6 +48,7 @@ from baccarat.controller.journal.records import as_recorded
 from baccarat.controller.journal.writer import Journal
 from baccarat.controller.metrics import TableMetrics, serve_metrics
 from baccarat.controller.publisher import Outbox, OutMessage, Publisher, status_payload
+from baccarat.controller.recovery import gaps, older_messages
 from baccarat.drivers import events as ev
 from baccarat.drivers.serial_source import SerialSource
 from baccarat.drivers.source import DeviceSource
@@ -128,35 +129,54 @@ class Table:
     def recover(self) -> int:
         """Rebuild the engine from the journal; queue what the broker has not acknowledged.
 
-        Returns the number of inputs replayed.
+        The newest file rebuilds the engine; the older files that hold inputs of messages
+        past the cursor are replayed too (:mod:`~baccarat.controller.recovery`). Messages
+        that no file can give again are raised as a ``journal`` alarm naming them.
+        Returns the number of inputs replayed from the newest file.
         """
         make_serializers()  # now, not at the first card
         report = self.journal.open()
         self.last_device_seq = report.last_device_seq
-        self.engine = Engine.resume(self.profile, report.counters)
-        regenerated: list[Message] = []
-        for inp in report.inputs:
-            regenerated += self.engine.feed(inp).messages
-        if self.metrics is not None:
-            self.metrics.tally.count(regenerated)
         cursor = self._read_cursor()
+        older = older_messages(self.journal.folder, report.header, self.profile, cursor)
+        self.engine = Engine.resume(self.profile, report.counters)
+        regenerated = list(older.messages)
+        for inp in report.inputs:
+            messages = self.engine.feed(inp).messages
+            if self.metrics is not None:
+                self.metrics.tally.count(messages)
+            regenerated += [m for m in messages if m.seq > cursor]
         for message in regenerated:
-            if message.seq > cursor:
-                self._queue(message)
+            self._queue(message)
         for problem in report.problems:
             self.handle(DeviceReport("journal", str(problem), ts=now()))
+        for gap in gaps(regenerated, cursor, older.reasons):
+            log.error("journal: %s", gap)
+            self.handle(DeviceReport("journal", str(gap), ts=now()))
         log.info(
-            "journal: %d input(s) replayed, %d message(s) to publish again, %d problem(s)%s",
-            len(report.inputs), len(self.outbox), len(report.problems),
+            "journal: %d input(s) replayed, %d older file(s) for the %d message(s) to publish "
+            "again (after seq %d), %d problem(s)%s",
+            len(report.inputs), len(older.files), len(regenerated), cursor,
+            len(report.problems),
             "" if self.journal.fsync else "; fsync is off: a power cut may lose inputs",
         )
         return len(report.inputs)
 
     def _read_cursor(self) -> int:
+        """The ``seq`` of the last message the broker acknowledged (0: none yet)."""
         try:
-            return int(self._cursor_path.read_text(encoding="ascii").strip() or 0)
-        except (OSError, ValueError):
+            text = self._cursor_path.read_text(encoding="ascii").strip()
+        except FileNotFoundError:
             return 0
+        except (OSError, UnicodeDecodeError) as exc:
+            log.warning("cannot read %s (%s): publishing all the journal holds",
+                        self._cursor_path, exc)
+            return 0
+        if not text.isdigit():
+            log.warning("%s holds %r, not a seq: publishing all the journal holds",
+                        self._cursor_path, text[:40])
+            return 0
+        return int(text)
 
     def write_cursor(self) -> None:
         """Remember the last message the broker acknowledged (atomically, no fsync)."""

@@ -5,15 +5,19 @@ one, which is described by a :class:`Problem`: a torn last record (no newline), 
 mismatch, a line that is not a record, a record out of sequence, an input that does not
 parse. Everything after the first bad record is left out, even intact records: replaying
 them after a missing input would be a guess. Bad content never raises.
+
+:func:`backlog` finds the files before the newest that a restart must replay too, because
+the broker had not acknowledged all the messages their inputs gave.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from baccarat.controller.journal.records import (
     FILE_NAME,
+    Counters,
     Header,
     Record,
     RecordError,
@@ -150,6 +154,57 @@ def _intact_records_after(dropped: bytes) -> int:
             continue
         count += 1
     return count
+
+
+@dataclass(frozen=True, slots=True)
+class Backlog:
+    """Files before the newest whose messages the broker may not have, oldest first.
+
+    Each of ``files`` holds only the records before the next file's first (a rotation
+    repeats the new shoe's record there); ``ends`` are the next files' header counters:
+    the engine's after each of ``files``. ``missing`` says why the files stop short of
+    the cursor (a file deleted by retention, unreadable or headless), else ``None``.
+    """
+
+    files: list[JournalFile]
+    ends: list[Counters]
+    missing: str | None = None
+
+
+def backlog(folder: Path, newest: Header, published: int) -> Backlog:
+    """The files before ``newest`` that hold inputs of messages after ``published``.
+
+    ``published`` is the ``seq`` of the last message the broker acknowledged. A file's
+    messages come after its header's ``seq`` counter, so the files are read from the
+    newest back to the first whose header is at or before ``published``.
+    """
+    files: list[JournalFile] = []
+    ends: list[Counters] = []
+    later = newest
+    while later.counters.get("seq", 0) > published:
+        path = folder / file_name(later.file - 1)
+        found = _older_file(path)
+        if isinstance(found, str):
+            return Backlog(files, ends, found)
+        assert found.header is not None
+        kept = [record for record in found.records if record[0] < later.first_record]
+        files.insert(0, replace(found, records=kept))
+        ends.insert(0, later.counters)
+        later = found.header
+    return Backlog(files, ends)
+
+
+def _older_file(path: Path) -> JournalFile | str:
+    """The file as read, or why it cannot be replayed."""
+    if not path.exists():
+        return f"{path.name} is gone (retention, or set aside)"
+    try:
+        found = read_journal_file(path)
+    except JournalError as exc:
+        return str(exc)
+    if found.header is None:
+        return f"{path.name} has no valid header"
+    return found
 
 
 def journal_files(folder: Path) -> list[int]:

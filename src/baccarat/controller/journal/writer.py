@@ -29,7 +29,10 @@ and a :class:`~baccarat.controller.journal.reader.Problem` says where and what, 
 alarm. Nothing is destroyed: when the dropped bytes are more than the problem shows, or
 hold intact records, they are first saved beside the file as
 ``shoe-NNNNNN.journal.dropped-at-OFFSET``. A newest file without a valid header is set
-aside whole under that name, and recovery falls back to the file before it.
+aside whole under that name, and recovery falls back to the file before it. Older files are
+never changed; those that still hold inputs of messages the broker has not acknowledged
+are read by :func:`~baccarat.controller.journal.reader.backlog` and replayed by
+:mod:`baccarat.controller.recovery`.
 
 :class:`JournalError` is raised only for I/O the daemon cannot work around (a folder it
 cannot create or lock, a write or fdatasync that fails); after a failed append the

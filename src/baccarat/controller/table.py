@@ -200,8 +200,9 @@ class Table:
             self.publisher.status_on_connect = None
             return
         status = fault_status(self.fault, table=self.config.table)
-        self.publisher.status_on_connect = status
-        self.outbox.put(OutMessage(self.publisher.status_topic, status, retain=True))
+        self.publisher.status_on_connect = status  # and on a connection not yet made
+        if self.publisher.connected.is_set():
+            self.outbox.put(OutMessage(self.publisher.status_topic, status, retain=True))
 
     # ------------------------------------------------------------------ inputs
 
@@ -353,7 +354,8 @@ class Table:
         try:
             self.write_cursor()
         except OSError as exc:  # a hint only: a restart publishes more again, that is all
-            log.warning("cannot write %s: %s", self._cursor_path, exc.strerror or exc)
+            level = logging.WARNING if self.fault is None else logging.DEBUG  # said already
+            log.log(level, "cannot write %s: %s", self._cursor_path, exc.strerror or exc)
         self.journal.close()
 
     async def _report_fault(self) -> None:

@@ -295,13 +295,20 @@ class Journal:
             raise RuntimeError("the journal is not open: call open() first")
 
     def _fail(self, reason: str) -> None:
-        """After a failed write: cut the file back to its last whole record, and stop."""
+        """After a failed write: cut the file back to its last whole record, and stop.
+
+        If the file cannot be cut (a read-only disk), recovery cuts the torn record later;
+        the reason says so.
+        """
         self._failed = reason
         if self._fd is not None:
             try:
                 os.ftruncate(self._fd, self._size)
-            except OSError:
-                _log.exception("journal: cannot cut %s back to %d bytes", self._path, self._size)
+            except OSError as exc:
+                self._failed = (
+                    f"{reason} (and it cannot be cut back to {self._size} bytes: "
+                    f"{exc.strerror or exc}; recovery will)"
+                )
 
     def _create(self, path: Path, content: bytes) -> int:
         """Write the file under a temporary name, then rename it: never a headless file.

@@ -1,8 +1,9 @@
 """A rotation that fails at any step: recovery and the appends agree on one file.
 
-Real journal files in a temporary folder. The flushes are the real ones, wrapped so that
-a test can make one report EIO on cue, as a dying disk's would: a real disk that fails an
-fsync at a chosen moment cannot be had here.
+Real journal files in a temporary folder, written by the journal and by the daemon's
+table. The flushes are the real ones, wrapped so that a test can make one report EIO on
+cue, as a dying disk's would: a real disk that fails an fsync at a chosen moment cannot be
+had here.
 """
 
 from __future__ import annotations
@@ -12,11 +13,15 @@ import errno
 import os
 from pathlib import Path
 
+import pytest
+
 from baccarat.cards import parse_card
-from baccarat.controller.engine.inputs import DrawCard, Input, NewShoe, OpenRound
+from baccarat.controller.config import BrokerConfig, Config, DeviceConfig, JournalConfig
+from baccarat.controller.engine.inputs import DrawCard, Input, NewShoe, OpenRound, VoidRound
 from baccarat.controller.journal.reader import JournalError
 from baccarat.controller.journal.records import Record, file_name
 from baccarat.controller.journal.writer import Journal
+from baccarat.controller.table import Table
 
 
 class FlushThatFailsOnCue:
@@ -88,3 +93,45 @@ def test_a_new_file_that_cannot_be_flushed_leaves_the_shoe_in_the_old_one(
     records, next_record = recovered(tmp_path)
     assert records == accepted  # every record, all in the first file
     assert next_record == accepted[-1][0] + 1
+
+
+def table_on(folder: Path, folder_sync: FlushThatFailsOnCue | None = None) -> Table:
+    """The daemon's table on a journal in ``folder`` (no device; no broker needed here)."""
+    config = Config(
+        table="T6",
+        profile="csm",
+        device=DeviceConfig(kind="none"),
+        broker=BrokerConfig(host="127.0.0.1", port=1),
+        journal=JournalConfig(folder=folder),
+    )
+    table = Table(config)
+    if folder_sync is not None:
+        table.journal = Journal(folder, profile=table.profile, folder_sync=folder_sync)
+    return table
+
+
+async def test_the_table_stops_when_a_new_shoe_cannot_be_flushed_into_the_folder(
+    tmp_path: Path,
+) -> None:
+    folder_sync = FlushThatFailsOnCue(os.fsync)
+    table = table_on(tmp_path, folder_sync)
+    table.recover()
+    assert table.handle(NewShoe(ts=1.0)).refused is None
+    assert table.handle(OpenRound(ts=1.5)).refused is None
+    assert table.handle(VoidRound(reason="test", ts=1.6)).refused is None
+    folder_sync.fail = True
+    assert table.handle(NewShoe(ts=2.0)).refused is None  # recorded; its file not flushed
+    folder_sync.fail = False
+    assert table.fatal.is_set()
+    assert table.fault is not None
+    assert "cannot be flushed" in table.fault
+    with pytest.raises(JournalError, match="failed earlier"):
+        table.handle(OpenRound(ts=3.0))
+    table.journal.close()
+
+    again = table_on(tmp_path)
+    again.recover()
+    assert again.engine.shoe is not None
+    assert again.engine.shoe.number == 2  # the second shoe, as recorded
+    assert again.journal.next_record == 5
+    again.journal.close()

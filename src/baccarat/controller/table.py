@@ -317,7 +317,7 @@ class Table:
         except JournalError as exc:
             self.journal.close()
             self.stop_on_fault(str(exc), locked=isinstance(exc, JournalLockedError))
-            await self._report_fault()
+            await self._report_fault(stop)
             return
         device = open_device(self.config.device)
         # What start-up made (modules, schemas, the replayed state) lives as long as the
@@ -358,11 +358,11 @@ class Table:
             log.log(level, "cannot write %s: %s", self._cursor_path, exc.strerror or exc)
         self.journal.close()
 
-    async def _report_fault(self) -> None:
+    async def _report_fault(self, stop: asyncio.Event) -> None:
         """The journal failed before the table served: publish the fault, boundedly.
 
         Only the broker link runs (and the watchdog): no device, and no command, since
-        nothing can be recorded.
+        nothing can be recorded. ``stop`` (SIGTERM) cuts the wait short.
         """
         self.publisher.on_command = None
         self._queue_fault()
@@ -371,7 +371,7 @@ class Table:
                 group.create_task(self.publisher.run(), name="publisher"),
                 group.create_task(self._watchdog_loop(), name="watchdog"),
             ]
-            await self._wait_published(FAULT_REPORT_TIMEOUT)
+            await _first(self._wait_published(FAULT_REPORT_TIMEOUT), stop.wait())
             self.publisher.stopping = True
             for task in tasks:
                 task.cancel()

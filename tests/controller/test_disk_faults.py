@@ -224,6 +224,34 @@ async def test_a_disk_error_turns_the_journal_read_only_while_serving(
     assert [m["card"] for m in replayed if m["type"] == "card"] == ["9S", "2H", "KD"]
 
 
+async def test_a_journal_on_a_full_disk_at_start(tmp_path: Path, mosquitto: Mosquitto) -> None:
+    disk = tmp_path / "journal"
+    disk.mkdir()
+    mount_tmpfs(disk)
+    try:
+        async with table_with_shoe(tmp_path, mosquitto) as (daemon, shoe, board):
+            filler = await asyncio.to_thread(fill, disk)
+            await asyncio.to_thread(daemon.start)  # an empty journal needs no room yet
+            shoe.send(ShoeInserted())  # its file cannot be created
+            log = await stopped_on_fault(daemon, board)
+            await board.wait_for(fault_reported, WITHIN)
+            one_fault_line(log, "cannot create", "No space left on device")
+            fault_of(board, "No space left on device")
+            assert sorted(p.name for p in disk.iterdir()) == [".lock", "filler"]
+            assert shoe.sender.unacknowledged  # the shoe's frame: it will send it again
+
+            filler.unlink()
+            await asyncio.to_thread(daemon.start)
+            shoe.send(CardDrawn(CARDS[0]))
+            await board.wait_for(cards_published(1), WITHIN)
+            assert await asyncio.to_thread(daemon.stop) == 0
+            replayed = await asyncio.to_thread(replay_journal, daemon)
+    finally:
+        unmount(disk)
+    assert [m["type"] for m in replayed][:1] == ["shoe"]  # the shoe, sent again, then its card
+    assert [m["card"] for m in replayed if m["type"] == "card"] == ["9S"]
+
+
 @contextmanager
 def lock_held_by_another_process(folder: Path) -> Iterator[None]:
     """A process of its own holds the journal folder's lock until the block ends."""

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from baccarat.controller.config import ConfigError, load_config
+from baccarat.controller.faults import FAULT_EXIT
 from baccarat.controller.table import run_table
 
 
@@ -16,10 +17,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``baccarat run``."""
     parser.add_argument("--config", type=Path, required=True, help="the table's TOML file")
     parser.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING, ERROR")
+    parser.epilog = (
+        "exit status: 0 stopped by SIGTERM or SIGINT, 2 a bad configuration, "
+        f"{FAULT_EXIT} a journal fault (full, read-only, failing or locked; said on MQTT)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    """Load the configuration (exit 2 if bad) and serve until SIGTERM or SIGINT."""
+    """Load the configuration and serve until SIGTERM or SIGINT; the exit status.
+
+    0 after a signal, 2 a bad configuration, 3 a journal fault
+    (:data:`~baccarat.controller.faults.FAULT_EXIT`, published on MQTT before the stop).
+    """
     logging.basicConfig(
         level=args.log_level.upper(),
         format="%(levelname)s %(name)s: %(message)s",

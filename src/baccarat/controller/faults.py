@@ -31,9 +31,12 @@ def fault_alarm(
     round_number: int | None,
     ts: float,
     kind: FaultKind = "journal_fault",
-) -> bytes:
-    """The body published on ``{prefix}/{table}/alarm`` when the table stops on a fault."""
-    body = {
+) -> dict[str, object]:
+    """The body published on ``{prefix}/{table}/alarm`` when the table stops on a fault.
+
+    A dict, so that a list of open alarms can hold it too; :func:`encoded` for the wire.
+    """
+    return {
         "schema": 1,
         "type": "fault",
         "ts": ts,
@@ -47,6 +50,10 @@ def fault_alarm(
         "text": text,
         "table": table,
     }
+
+
+def encoded(body: dict[str, object]) -> bytes:
+    """A body as it goes on the wire: JSON in UTF-8."""
     return json.dumps(body).encode()
 
 

@@ -43,7 +43,7 @@ from baccarat.controller.engine.inputs import (
     Reveal,
     VoidRound,
 )
-from baccarat.controller.faults import FAULT_EXIT, fault_alarm, fault_status
+from baccarat.controller.faults import FAULT_EXIT, encoded, fault_alarm, fault_status
 from baccarat.controller.journal.reader import JournalError
 from baccarat.controller.journal.records import as_recorded
 from baccarat.controller.journal.writer import Journal, JournalLockedError
@@ -195,7 +195,7 @@ class Table:
             self.fault, table=self.config.table, shoe=shoe.number if shoe else None,
             round_number=rnd.number if rnd else None, ts=now(),
         )
-        self.outbox.put(OutMessage(self.config.topic("alarm"), alarm))
+        self.outbox.put(OutMessage(self.config.topic("alarm"), encoded(alarm)))
         if self._fault_locked:
             self.publisher.status_on_connect = None
             return

@@ -312,3 +312,24 @@ async def test_a_fault_at_start_with_the_broker_away_waits_a_bounded_time(
     assert "the broker did not take the fault" in log
     assert FAULT_REPORT_TIMEOUT <= took < FAULT_REPORT_TIMEOUT + WITHIN
     assert (tmp_path / "journal").read_text() == "not a folder\n"
+
+
+async def test_a_second_daemon_on_the_same_journal_leaves_the_first_serving(
+    tmp_path: Path, mosquitto: Mosquitto
+) -> None:
+    async with table_with_shoe(tmp_path, mosquitto) as (daemon, shoe, board):
+        await asyncio.to_thread(daemon.start)
+        (tmp_path / "second").mkdir()
+        second = Daemon(tmp_path / "second", mosquitto)
+        second.config.write_text(daemon.config.read_text())  # the same table, by mistake
+        try:
+            await asyncio.to_thread(second.start, wait_ready=False)
+            log = await stopped_on_fault(second, board)
+        finally:
+            second.close()
+        one_fault_line(log, "in use by another process")
+        await asyncio.sleep(2.0)  # the first reconnects if the second took its session
+        assert (await retained_status(mosquitto) or {}).get("state") == "online"
+        await deal(shoe, board, 1)
+        assert await asyncio.to_thread(daemon.stop) == 0
+    assert cards(board) == ["9S"]

@@ -15,93 +15,31 @@ is lengthened so that the second card's record ends half a record before a page 
 from __future__ import annotations
 
 import asyncio
-import errno
 import os
-import subprocess
-from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-
-from baccarat.cards import parse_card
+from baccarat.controller.faults import FAULT_EXIT
 from baccarat.drivers.events import CardDrawn, ShoeInserted
 from baccarat.sim_hardware.virtual_shoe import VirtualShoe
 from support.daemon import Daemon, Recorder, replay_journal
+from support.disk import (
+    CARDS,
+    WITHIN,
+    cards,
+    cards_published,
+    cursor_caught_up,
+    fault_reported,
+    fill,
+    journal_sizes,
+    mount_tmpfs,
+    needs_root,
+    padding_for,
+    profile_file,
+    unmount,
+)
 from support.mosquitto import Mosquitto
 
-pytestmark = pytest.mark.skipif(
-    os.geteuid() != 0, reason="mounts a tmpfs for the journal, which needs root"
-)
-
-PAGE = os.sysconf("SC_PAGE_SIZE")
-"""tmpfs gives a file its space a page at a time."""
-CARDS = [parse_card(code) for code in ("9S", "2H", "KD")]
-WITHIN = 15.0
-"""Seconds any one step may take before the test fails."""
-
-
-def profile_file(folder: Path, padding: int) -> Path:
-    """The table's profile in ``folder``: burn none, its name ``padding`` characters longer."""
-    path = folder / "profile.toml"
-    name = "macau" + "-" * padding
-    path.write_text(f'[profile]\nbase = "macau"\nname = "{name}"\nburn = "none"\n')
-    return path
-
-
-def cards_published(count: int) -> Callable[[Recorder], bool]:
-    def enough(board: Recorder) -> bool:
-        return len({body["seq"] for body in board.bodies("card")}) >= count
-
-    return enough
-
-
-async def journal_sizes(folder: Path, broker: Mosquitto, shoe_path: str) -> list[int]:
-    """The size of the journal's file once each of :data:`CARDS` is recorded.
-
-    A probe run on an ordinary disk, as table T2.
-    """
-    folder.mkdir()  # noqa: ASYNC240 - before anything runs
-    profile = str(profile_file(folder, 0))
-    sizes: list[int] = []
-    async with VirtualShoe(shoe_path, "framed", baud=115200) as shoe:
-        daemon = Daemon(folder, broker, device=shoe_path, profile=profile, table="T2")
-        try:
-            async with Recorder(broker, table="T2") as board:
-                await asyncio.to_thread(daemon.start)
-                shoe.send(ShoeInserted())
-                for count, card in enumerate(CARDS, start=1):
-                    shoe.send(CardDrawn(card))
-                    await board.wait_for(cards_published(count), WITHIN)
-                    sizes.append(daemon.journal_files()[-1].stat().st_size)
-        finally:
-            daemon.close()
-    return sizes
-
-
-def mount_tmpfs(path: Path) -> None:
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(path)],
-        capture_output=True, text=True, check=False,
-    )
-    if done.returncode:
-        pytest.skip(f"cannot mount a tmpfs for the journal: {done.stderr.strip()}")
-
-
-def unmount(path: Path) -> None:
-    subprocess.run(["umount", str(path)], check=True)
-
-
-def fill(folder: Path) -> Path:
-    """Write zeros into a new file in ``folder`` until its file system is full."""
-    filler = folder / "filler"
-    with filler.open("wb", buffering=0) as f:
-        try:
-            while True:
-                f.write(bytes(PAGE))
-        except OSError as exc:
-            if exc.errno != errno.ENOSPC:
-                raise
-    return filler
+pytestmark = needs_root
 
 
 async def test_the_disk_fills_up_on_the_third_card(tmp_path: Path, mosquitto: Mosquitto) -> None:
@@ -109,7 +47,7 @@ async def test_the_disk_fills_up_on_the_third_card(tmp_path: Path, mosquitto: Mo
     sizes = await journal_sizes(tmp_path / "probe", mosquitto, shoe_path)
     record = sizes[2] - sizes[1]  # what the third card's record needs
     room = record // 2  # what the journal's last page has left for it
-    padding = -(sizes[1] + room) % PAGE
+    padding = padding_for(sizes, room)
 
     folder = tmp_path / "table"
     disk = folder / "journal"
@@ -128,15 +66,18 @@ async def test_the_disk_fills_up_on_the_third_card(tmp_path: Path, mosquitto: Mo
                     await board.wait_for(cards_published(2), WITHIN)
                     journal = daemon.journal_files()[-1]
                     assert journal.stat().st_size == sizes[1] + padding, "not laid out"
+                    await cursor_caught_up(daemon, board)  # the journal is what fails first
                     filler = await asyncio.to_thread(fill, disk)
                     assert os.statvfs(disk).f_bavail == 0
 
                     shoe.send(CardDrawn(CARDS[2]))
-                    status = await asyncio.to_thread(daemon.wait, WITHIN)
+                    exit_status = await asyncio.to_thread(daemon.wait, WITHIN)
+                    await board.wait_for(fault_reported, WITHIN)
                     failed_run = daemon.log()
                     unacknowledged = shoe.sender.unacknowledged
-                    cards_before = [b["card"] for b in board.by_seq().values()
-                                    if b.get("type") == "card"]
+                    cards_before = cards(board)
+                    faults = board.bodies("fault")
+                    status = board.bodies("status")[-1]
 
                     filler.unlink()  # room on the disk again
                     await asyncio.to_thread(daemon.start)
@@ -150,13 +91,16 @@ async def test_the_disk_fills_up_on_the_third_card(tmp_path: Path, mosquitto: Mo
     finally:
         unmount(disk)
 
-    assert status == 1
+    assert exit_status == FAULT_EXIT
     stop_lines = [line for line in failed_run.splitlines() if "CRITICAL" in line]
-    assert stop_lines, failed_run
-    assert "cannot record inputs, stopping" in stop_lines[0]
+    assert len(stop_lines) == 1, failed_run
+    assert "No space left on device: cannot record inputs" in stop_lines[0], failed_run
     assert "Traceback" not in failed_run
+    assert [f["kind"] for f in faults] == ["journal_fault"]
+    assert "No space left on device" in faults[0]["text"]
+    assert (status["state"], status["fault"]) == ("offline", faults[0]["text"])
     assert len(unacknowledged) == 1  # the third card's frame, and nothing else
     assert cards_before == ["9S", "2H"]
-    published = [b for b in board.by_seq().values() if b.get("type") == "card"]
-    assert [b["card"] for b in sorted(published, key=lambda b: b["seq"])] == ["9S", "2H", "KD"]
+    assert cards(board) == ["9S", "2H", "KD"]
+    assert board.bodies("status")[-1]["state"] == "offline"  # the clean stop after the fix
     assert [m["card"] for m in replayed if m["type"] == "card"] == ["9S", "2H", "KD"]

@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from baccarat.controller.faults import FAULT_EXIT
+from baccarat.controller.table import FAULT_REPORT_TIMEOUT
+
 ROOT = Path(__file__).resolve().parents[2]
 UNIT = ROOT / "systemd" / "baccarat-controller.service"
 SYSUSERS = ROOT / "systemd" / "baccarat-controller.sysusers.conf"
@@ -123,3 +126,38 @@ def test_sysusers_creates_the_account_in_dialout(tmp_path: Path) -> None:
     assert re.search(r"^baccarat:x:\d+:\d+:[^:]*:/var/lib/baccarat-controller:", passwd, re.M)
     assert "baccarat" in groups["dialout"]
     assert "baccarat" in groups["plugdev"]
+
+
+def unit_settings() -> dict[tuple[str, str], list[str]]:
+    """The unit's settings by (section, key), each with its values in order."""
+    settings: dict[tuple[str, str], list[str]] = {}
+    section = ""
+    for line in UNIT.read_text().splitlines():
+        if line.startswith("["):
+            section = line.strip("[]")
+        elif "=" in line and not line.startswith("#"):
+            key, _, value = line.partition("=")
+            settings.setdefault((section, key), []).append(value)
+    return settings
+
+
+def test_a_fault_that_a_restart_cannot_fix_does_not_loop() -> None:
+    settings = unit_settings()
+    prevented = settings[("Service", "RestartPreventExitStatus")][0].split()
+    assert str(FAULT_EXIT) in prevented  # a journal fault: full, read-only, locked
+    assert "2" in prevented  # a bad configuration (baccarat run's exit status 2)
+
+
+def test_a_crash_loop_hits_the_start_limit() -> None:
+    """A burst of failing starts falls inside the start-limit interval.
+
+    Each takes RestartSec plus the start itself (a few seconds; the daemon's own fault
+    report waits at most FAULT_REPORT_TIMEOUT). Else the loop never stops: systemd's
+    default, 5 starts in 10 s, is shorter than 5 restarts 2 s apart.
+    """
+    settings = unit_settings()
+    interval = int(settings[("Unit", "StartLimitIntervalSec")][0])
+    burst = int(settings[("Unit", "StartLimitBurst")][0])
+    restart_sec = float(settings[("Service", "RestartSec")][0])
+    assert burst * (restart_sec + FAULT_REPORT_TIMEOUT + 5) < interval
+    assert settings[("Service", "Restart")] == ["on-failure"]

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from baccarat import logs
 from baccarat.controller.config import ConfigError, load_config
+from baccarat.controller.faults import FAULT_EXIT
 from baccarat.controller.table import run_table
 
 
@@ -24,10 +25,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="text (timestamped; for journald, with syslog levels) or json, one object a"
         " line (default: $BACCARAT_LOG_FORMAT, else text)",
     )
+    parser.epilog = (
+        "exit status: 0 stopped by SIGTERM or SIGINT, 2 a bad configuration, "
+        f"{FAULT_EXIT} a journal fault (full, read-only, failing or locked; said on MQTT)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    """Load the configuration (exit 2 if bad) and serve until SIGTERM or SIGINT."""
+    """Load the configuration and serve until SIGTERM or SIGINT; the exit status.
+
+    0 after a signal, 2 a bad configuration, 3 a journal fault
+    (:data:`~baccarat.controller.faults.FAULT_EXIT`, published on MQTT before the stop).
+    """
     logs.configure(args.log_level, args.log_format)
     try:
         config = load_config(args.config)

@@ -211,6 +211,9 @@ class Publisher:
         self.counters = PublisherCounters()
         self.first_attempt = asyncio.Event()
         self.connected = asyncio.Event()
+        self.status_on_connect: bytes | None = status_payload("online", table)
+        """The retained status published on every connect (the daemon's fault replaces it;
+        ``None``: none)."""
         self.stopping = False
         """Set by the daemon before it cancels :meth:`run`: a lost connection and the
         cancellation can meet in the session's task group, which then raises the
@@ -281,9 +284,10 @@ class Publisher:
             self.backoff.reset()
             self.counters.connects += 1
             self.counters.since["connected"] = time.time()
-            await client.publish(
-                self.status_topic, status_payload("online", self.table), qos=QOS, retain=True
-            )
+            if self.status_on_connect is not None:
+                await client.publish(
+                    self.status_topic, self.status_on_connect, qos=QOS, retain=True
+                )
             if self.on_command is not None:
                 await client.subscribe(f"{self.topic_base}/cmd/+", qos=QOS)
             self.outbox.rewind()

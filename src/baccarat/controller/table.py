@@ -43,9 +43,10 @@ from baccarat.controller.engine.inputs import (
     Reveal,
     VoidRound,
 )
+from baccarat.controller.faults import FAULT_EXIT, encoded, fault_alarm, fault_status
 from baccarat.controller.journal.reader import JournalError
 from baccarat.controller.journal.records import as_recorded
-from baccarat.controller.journal.writer import Journal
+from baccarat.controller.journal.writer import Journal, JournalLockedError
 from baccarat.controller.metrics import TableMetrics, serve_metrics
 from baccarat.controller.publisher import Outbox, OutMessage, Publisher, status_payload
 from baccarat.controller.recovery import gaps, older_messages
@@ -69,6 +70,8 @@ READY_TIMEOUT: Final = 5.0
 """Seconds to wait for the first device and broker attempts before READY=1."""
 DRAIN_TIMEOUT: Final = 3.0
 """Seconds, on stop, to publish what is still in the outbox."""
+FAULT_REPORT_TIMEOUT: Final = 10.0
+"""Seconds, after a journal fault, to reach the broker and hand it the fault, at most."""
 _BUTTONS: Final[dict[str, Input | None]] = {
     "open": OpenRound(),
     "reveal": Reveal(),
@@ -118,6 +121,9 @@ class Table:
         self.last_device_seq: int | None = None
         self.fatal = asyncio.Event()
         """Set when the daemon cannot go on (the journal cannot be written)."""
+        self.fault: str | None = None
+        """Why the daemon stops, if it is a fault (:meth:`stop_on_fault`)."""
+        self._fault_locked = False
         self._cursor_path = Path(config.journal.folder) / CURSOR_FILE
         self._bad_bytes = 0
         self._bad_sample = b""
@@ -179,7 +185,11 @@ class Table:
         return int(text)
 
     def write_cursor(self) -> None:
-        """Remember the last message the broker acknowledged (atomically, no fsync)."""
+        """Remember the last message the broker acknowledged (atomically, no fsync).
+
+        Raise ``OSError`` if the file cannot be written (its folder is the journal's: the
+        disk is full, read-only or failing).
+        """
         acked = self.outbox.acked_seq
         if acked is None:
             return
@@ -187,8 +197,40 @@ class Table:
         try:
             tmp.write_text(f"{acked}\n", encoding="ascii")
             os.replace(tmp, self._cursor_path)
-        except OSError as exc:  # a hint only: a restart publishes more again, that is all
-            log.warning("cannot write %s: %s", self._cursor_path, exc.strerror or exc)
+        except OSError:
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
+            raise
+
+    def stop_on_fault(self, reason: str, *, locked: bool = False) -> None:
+        """The journal's folder failed: log it in one line and stop, publishing the fault.
+
+        ``locked``: another process holds the journal, and with it the table's ``status``,
+        which is then left alone. Only the first fault counts.
+        """
+        if self.fault is not None:
+            return
+        self.fault, self._fault_locked = reason, locked
+        log.critical("journal fault: %s; the table stops (exit status %d)", reason, FAULT_EXIT)
+        sdnotify.status(f"journal fault: {reason}")
+        self.fatal.set()
+
+    def _queue_fault(self) -> None:
+        """Queue the fault alarm and, unless another process holds the table, its status."""
+        assert self.fault is not None
+        shoe, rnd = self.engine.shoe, self.engine.round
+        alarm = fault_alarm(
+            self.fault, table=self.config.table, shoe=shoe.number if shoe else None,
+            round_number=rnd.number if rnd else None, ts=now(),
+        )
+        self.outbox.put(OutMessage(self.config.topic("alarm"), encoded(alarm)))
+        if self._fault_locked:
+            self.publisher.status_on_connect = None
+            return
+        status = fault_status(self.fault, table=self.config.table)
+        self.publisher.status_on_connect = status  # and on a connection not yet made
+        if self.publisher.connected.is_set():
+            self.outbox.put(OutMessage(self.publisher.status_topic, status, retain=True))
 
     # ------------------------------------------------------------------ inputs
 
@@ -204,8 +246,7 @@ class Table:
         try:
             self.journal.append(inp)
         except JournalError as exc:
-            log.critical("journal: %s: cannot record inputs, stopping", exc)
-            self.fatal.set()
+            self.stop_on_fault(f"{exc}: cannot record inputs")
             raise
         outcome = self.engine.feed(inp)
         if self.metrics is not None:
@@ -213,7 +254,10 @@ class Table:
         for message in outcome.messages:
             self._queue(message)
         if counters is not None and outcome.refused is None:
-            self.journal.rotate(counters, inp)
+            try:
+                self.journal.rotate(counters, inp)
+            except JournalError as exc:  # this input is recorded; the next could not be
+                self.stop_on_fault(f"{exc}: cannot record inputs")
         return outcome
 
     def _queue(self, message: Message) -> None:
@@ -264,7 +308,8 @@ class Table:
         )
         self._bad_bytes, self._bad_sample = 0, b""
         self._bad_reported_at = now()
-        self.handle(DeviceReport("bad_data", text, ts=self._bad_reported_at))
+        with contextlib.suppress(JournalError):  # handle has stopped the table
+            self.handle(DeviceReport("bad_data", text, ts=self._bad_reported_at))
 
     async def on_command(
         self, name: str, body: bytes, response_topic: str | None, retained: bool = False
@@ -318,8 +363,18 @@ class Table:
     # ------------------------------------------------------------------ running
 
     async def serve(self, stop: asyncio.Event) -> None:
-        """Run until ``stop`` is set; then publish what is left and say offline."""
-        self.recover()
+        """Run until ``stop`` is set or a fault; then publish what is left and say offline.
+
+        A journal that cannot be opened or recovered is a fault too: the fault is then
+        published (:meth:`_report_fault`) and nothing else runs.
+        """
+        try:
+            self.recover()
+        except JournalError as exc:
+            self.journal.close()
+            self.stop_on_fault(str(exc), locked=isinstance(exc, JournalLockedError))
+            await self._report_fault(stop)
+            return
         device = self.device = open_device(self.config.device)
         # What start-up made (modules, schemas, the replayed state) lives as long as the
         # process: keep the garbage collector's full passes off it, so that one of them
@@ -345,20 +400,41 @@ class Table:
                 tasks.append(group.create_task(metrics, name="metrics"))
             await _first(stop.wait(), self.fatal.wait())
             log.info("stopping: closing the device")
-            sdnotify.stopping()
+            sdnotify.stopping(None if self.fault is None else f"journal fault: {self.fault}")
             if device is not None:
                 await device.stop()
             for task in tasks:
                 if task.get_name() not in ("publisher", "cursor"):
                     task.cancel()
-            log.info("stopping: publishing what is left (at most %.0f s)", DRAIN_TIMEOUT)
             await self._drain()
             self.publisher.stopping = True
             for task in tasks:
                 task.cancel()
             log.info("stopping: waiting for the tasks")
-        self.write_cursor()
+        try:
+            self.write_cursor()
+        except OSError as exc:  # a hint only: a restart publishes more again, that is all
+            level = logging.WARNING if self.fault is None else logging.DEBUG  # said already
+            log.log(level, "cannot write %s: %s", self._cursor_path, exc.strerror or exc)
         self.journal.close()
+
+    async def _report_fault(self, stop: asyncio.Event) -> None:
+        """The journal failed before the table served: publish the fault, boundedly.
+
+        Only the broker link runs (and the watchdog): no device, and no command, since
+        nothing can be recorded. ``stop`` (SIGTERM) cuts the wait short.
+        """
+        self.publisher.on_command = None
+        self._queue_fault()
+        async with asyncio.TaskGroup() as group:
+            tasks = [
+                group.create_task(self.publisher.run(), name="publisher"),
+                group.create_task(self._watchdog_loop(), name="watchdog"),
+            ]
+            await _first(self._wait_published(FAULT_REPORT_TIMEOUT), stop.wait())
+            self.publisher.stopping = True
+            for task in tasks:
+                task.cancel()
 
     async def _read_device(self, device: DeviceSource) -> None:
         """Handle each device event; asking for the next one acknowledges it to the device.
@@ -391,19 +467,39 @@ class Table:
             await asyncio.sleep(interval)
 
     async def _cursor_loop(self) -> None:
+        """Write the published cursor when it moved; a failed write is a fault."""
         last = None
         while True:
             await asyncio.sleep(CURSOR_INTERVAL)
             if self.outbox.acked_seq != last:
                 last = self.outbox.acked_seq
-                self.write_cursor()
+                try:
+                    self.write_cursor()
+                except OSError as exc:
+                    reason = f"cannot write {self._cursor_path}: {exc.strerror or exc}"
+                    self.stop_on_fault(reason)
+                    return
 
     async def _drain(self) -> None:
-        offline = status_payload("offline", self.config.table)
-        self.outbox.put(OutMessage(self.publisher.status_topic, offline, retain=True))
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(DRAIN_TIMEOUT):
+        """Say offline (or the fault), and publish what is left, for a bounded time."""
+        if self.fault is None:
+            offline = status_payload("offline", self.config.table)
+            self.outbox.put(OutMessage(self.publisher.status_topic, offline, retain=True))
+            timeout = DRAIN_TIMEOUT
+        else:
+            self._queue_fault()
+            timeout = FAULT_REPORT_TIMEOUT
+        log.info("stopping: publishing what is left (at most %.0f s)", timeout)
+        await self._wait_published(timeout)
+
+    async def _wait_published(self, seconds: float) -> None:
+        """Until the broker has acknowledged the outbox, at most ``seconds``."""
+        try:
+            async with asyncio.timeout(seconds):
                 await self.outbox.wait_empty()
+        except TimeoutError:
+            if self.fault is not None:
+                log.warning("the broker did not take the fault within %.0f s", seconds)
 
 
 async def _first(*waits: Any) -> None:
@@ -460,4 +556,4 @@ async def run_table(config: Config) -> int:
         loop.add_signal_handler(signum, stop.set)
     table = Table(config)
     await table.serve(stop)
-    return 1 if table.fatal.is_set() else 0
+    return FAULT_EXIT if table.fault is not None else 0

@@ -18,7 +18,10 @@ the new file's first record repeats it, under the same record number::
         journal.rotate(counters, inp)        # header + the same record, then retention
 
 A crash before the rotation is complete leaves the shoe in the old file, whose replay
-starts it all the same.
+starts it all the same. Recovery reads the newest file, so once the new file has its name
+every later record goes there; if the folder cannot be flushed after that rename, recovery
+may find either file, and both end with the shoe: the journal then refuses every later
+append, so that no record lands in a file recovery would not read.
 
 Recovery
 --------
@@ -35,12 +38,14 @@ are read by :func:`~baccarat.controller.journal.reader.backlog` and replayed by
 :mod:`baccarat.controller.recovery`.
 
 :class:`JournalError` is raised only for I/O the daemon cannot work around (a folder it
-cannot create or lock, a write or fdatasync that fails); after a failed append the
-record is cut off again, the journal refuses any further append, and the daemon stops.
+cannot create or lock, a write or fdatasync that fails, a folder it cannot flush after a
+rotation's rename); after a failed append the record is cut off again, the journal
+refuses any further append, and the daemon stops.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import logging
@@ -134,6 +139,7 @@ class Journal:
         retention: int = DEFAULT_RETENTION,
         profile: Profile | None = None,
         datasync: Callable[[int], None] = os.fdatasync,
+        folder_sync: Callable[[int], None] = os.fsync,
     ) -> None:
         """A journal not yet opened.
 
@@ -143,6 +149,8 @@ class Journal:
             retention: how many files to keep.
             profile: the rule profile, written into each file's header.
             datasync: what flushes a file's written bytes (tests give a disk that fails).
+            folder_sync: what flushes the folder's entries, given the folder's descriptor
+                (tests give a disk that fails).
         """
         if retention < 1:
             raise ValueError("retention keeps at least one file")
@@ -151,6 +159,7 @@ class Journal:
         self.retention = retention
         self.profile = profile.model_dump(mode="json") if profile is not None else None
         self._datasync = datasync
+        self._folder_sync = folder_sync
         self._lock_fd: int | None = None
         self._fd: int | None = None
         self._path: Path | None = None
@@ -242,7 +251,10 @@ class Journal:
         them, its first record repeats ``inp`` under the same number, and it appears with
         both or not at all; then the oldest files beyond the retention are deleted.
         Returns the new file, or ``None`` if it could not be created: the shoe then goes on
-        in the current file, which replays just as well (the failure is logged).
+        in the current file, which replays just as well (the failure is logged). Raise
+        :class:`JournalError` if the new file is in the folder but the folder could not be
+        flushed: recovery may then read either file, so the journal refuses every later
+        append (each file holds every record appended so far) and the daemon stops.
         """
         self._check_usable()
         if self._last is None or self._last[1] != inp:
@@ -251,6 +263,8 @@ class Journal:
         try:
             path = self._begin_file(checked_counters(counters), number, encode_record(number, inp))
         except JournalError as exc:
+            if self._failed is not None:
+                raise
             _log.error("journal: no new file for the shoe, it goes on in %s: %s", self._path, exc)
             return None
         self._apply_retention()
@@ -275,9 +289,13 @@ class Journal:
         self._size += len(line)
 
     def _write_durably(self, fd: int, data: bytes) -> None:
-        written = os.write(fd, data)
-        if written != len(data):
-            raise OSError(errno.EIO, f"short write: {written} of {len(data)} bytes")
+        """Write all of ``data`` (a short write goes on, to name the error), then flush."""
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            if written == 0:
+                raise OSError(errno.EIO, f"nothing written of {len(view)} bytes")
+            view = view[written:]
         if self.fsync:
             self._datasync(fd)
 
@@ -288,16 +306,29 @@ class Journal:
             raise RuntimeError("the journal is not open: call open() first")
 
     def _fail(self, reason: str) -> None:
-        """After a failed write: cut the file back to its last whole record, and stop."""
+        """After a failed write: cut the file back to its last whole record, and stop.
+
+        If the file cannot be cut (a read-only disk), recovery cuts the torn record later;
+        the reason says so.
+        """
         self._failed = reason
         if self._fd is not None:
             try:
                 os.ftruncate(self._fd, self._size)
-            except OSError:
-                _log.exception("journal: cannot cut %s back to %d bytes", self._path, self._size)
+            except OSError as exc:
+                self._failed = (
+                    f"{reason} (and it cannot be cut back to {self._size} bytes: "
+                    f"{exc.strerror or exc}; recovery will)"
+                )
 
     def _create(self, path: Path, content: bytes) -> int:
-        """Write the file under a temporary name, then rename it: never a headless file."""
+        """Write the file under a temporary name, then rename it: never a headless file.
+
+        Until the rename, a failure leaves the journal as it was (recovery deletes a
+        ``.new`` file). From the rename on, the new file is what recovery reads, so a
+        folder that cannot be flushed after it fails the journal (:meth:`_fail`): no
+        append may land in a file that recovery will not read.
+        """
         temporary = path.with_name(path.name + ".new")
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND | os.O_CLOEXEC
         try:
@@ -307,19 +338,27 @@ class Journal:
         try:
             self._write_durably(fd, content)
             os.rename(temporary, path)
+        except OSError as exc:
+            os.close(fd)
+            with contextlib.suppress(OSError):  # recovery deletes it if it stays
+                temporary.unlink(missing_ok=True)
+            raise JournalError(f"cannot create {path}: {exc.strerror or exc}") from exc
+        try:
             self._sync_folder()
         except OSError as exc:
             os.close(fd)
-            temporary.unlink(missing_ok=True)
-            raise JournalError(f"cannot create {path}: {exc.strerror or exc}") from exc
+            self._fail(f"{path} was created but {self.folder} cannot be flushed: "
+                       f"{exc.strerror or exc}")
+            raise JournalError(self._failed) from exc
         return fd
 
     def _sync_folder(self) -> None:
+        """Flush the folder's entries (a rename, a new file), if fsync is on."""
         if not self.fsync:
             return
         fd = os.open(self.folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
-            os.fsync(fd)
+            self._folder_sync(fd)
         finally:
             os.close(fd)
 

@@ -38,3 +38,11 @@ def test_an_event_without_words_of_its_own_reads_as_its_name() -> None:
         """A made-up event, as a new device may bring."""
 
     assert str(DoorOpened(seq=4)) == "door opened"
+
+
+def test_sim_shoe_says_other_events_in_words() -> None:
+    from baccarat.cli.sim import where
+    from baccarat.sim_hardware.dealer import Step
+
+    line = where(Step(ev.ShoeRemoved(), round_no=80, role="shoe"), 1, 416, 416)
+    assert line == "shoe 1 round 80 shoe removed"

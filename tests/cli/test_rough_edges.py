@@ -233,6 +233,21 @@ def test_roads_of_a_journal_folder_and_of_a_chosen_shoe(tmp_path: Path) -> None:
     assert "no shoe 3 in" in missing.stderr
 
 
+def test_roads_of_a_damaged_journal_draws_what_it_holds_and_exits_1(tmp_path: Path) -> None:
+    folder = two_shoe_journal(tmp_path / "journal")
+    newest = folder / file_name(3)
+    newest.write_bytes(newest.read_bytes()[:-3])
+    proc = baccarat("roads", "--json", str(newest))
+    assert proc.returncode == 1
+    assert "torn record: no newline at the end" in proc.stderr
+    assert json.loads(proc.stdout)["shoe"] == 2
+    empty = folder / file_name(4)
+    empty.write_bytes(b"")
+    proc = baccarat("roads", str(empty))
+    assert proc.returncode == 2
+    assert f"baccarat roads: {empty}: no journal header" in proc.stderr
+
+
 def test_roads_chooses_a_shoe_in_a_multi_shoe_file(tmp_path: Path) -> None:
     path = tmp_path / "two-shoes.txt"
     path.write_text(BURN + BANKER + BANKER + "end\n" + BURN + PLAYER + TIE)

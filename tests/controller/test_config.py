@@ -87,6 +87,15 @@ def test_a_deck_count_from_the_environment_is_blamed_on_it(tmp_path: Path) -> No
     )
 
 
+def test_a_section_variable_is_blamed_only_for_what_it_sets(tmp_path: Path) -> None:
+    path = tmp_path / "table.toml"
+    path.write_text('table = "T1"\n[broker]\nport = "eighteen"\n')
+    proc = baccarat_run(path, BACCARAT_BROKER='{"host": "10.0.0.5"}')
+    assert f"{path}: 1 problem(s)\n  broker.port: Input should be a valid integer" in proc.stderr
+    proc = baccarat_run(path, BACCARAT_BROKER='{"port": "nineteen"}')
+    assert "broker.port (from $BACCARAT_BROKER): Input should be a valid integer" in proc.stderr
+
+
 def test_a_section_variable_that_is_not_json_is_named(tmp_path: Path) -> None:
     proc = baccarat_run(table_toml(tmp_path, ""), BACCARAT_BROKER="{port: 1883")
     assert proc.returncode == 2

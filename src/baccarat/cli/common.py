@@ -11,7 +11,7 @@ from typing import TextIO
 from baccarat.controller.engine.engine import Engine
 from baccarat.controller.engine.replay import replay_lines
 from baccarat.controller.journal.reader import JournalFile
-from baccarat.controller.journal.records import HEADER_TAG
+from baccarat.controller.journal.records import FILE_NAME, HEADER_TAG
 from baccarat.errors import BaccaratError
 from baccarat.messages.bodies import Message
 from baccarat.rules.profiles import Profile, load_profile
@@ -65,10 +65,10 @@ class ReplayRun:
 
 
 def is_journal(path: str) -> bool:
-    """Whether ``path`` is a journal: a folder, or a file that opens with a journal header."""
+    """Whether ``path`` is a journal: a folder, a ``shoe-NNNNNN.journal``, a journal header."""
     if path == "-":
         return False
-    if Path(path).is_dir():
+    if Path(path).is_dir() or FILE_NAME.fullmatch(Path(path).name):
         return True
     try:
         with open(path, "rb") as file:

@@ -9,6 +9,7 @@ raises :class:`ConfigError`; ``baccarat run`` then exits with status 2).
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import tomllib
@@ -265,10 +266,23 @@ def _describe(path: Path | None, problems: list[Problem]) -> str:
 
 
 def _variable(field: Field_) -> str | None:
-    """The environment variable that set ``field`` (or a section holding it), if any."""
-    present = {name.upper() for name in os.environ}
+    """The environment variable that set ``field`` (or a section's JSON holding it), if any."""
+    environment = {name.upper(): value for name, value in os.environ.items()}
     for end in range(len(field), 0, -1):
         name = ENV_PREFIX + ENV_NESTING.join(field[:end]).upper()
-        if name in present:
+        if name in environment and (end == len(field) or _holds(environment[name], field[end:])):
             return name
     return None
+
+
+def _holds(text: str, field: Field_) -> bool:
+    """Whether a section's JSON value ``text`` sets ``field`` (a path inside it)."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return False
+    for name in field:
+        if not isinstance(value, dict) or name not in value:
+            return False
+        value = value[name]
+    return True

@@ -36,7 +36,7 @@ TOPIC_PREFIX = r"^[A-Za-z0-9_./-]{1,64}$"
 ENV_PREFIX = "BACCARAT_"
 ENV_NESTING = "__"
 
-Field_ = tuple[str, ...]
+FieldPath = tuple[str, ...]
 """A configuration field as a path of names: ``("broker", "port")``."""
 
 
@@ -188,7 +188,7 @@ class ConfigError(BaccaratError):
 class FieldError(BaccaratError, ValueError):
     """One field of the configuration that cannot be used, and why."""
 
-    def __init__(self, field: Field_, message: str) -> None:
+    def __init__(self, field: FieldPath, message: str) -> None:
         """``field`` names the field, ``message`` what is wrong with it."""
         super().__init__(f"{'.'.join(field)}: {message}")
         self.field, self.message = field, message
@@ -222,15 +222,15 @@ def load_config(path: Path | None, **overrides: Any) -> Config:
     return config
 
 
-Problem = tuple[Field_, str]
+FieldProblem = tuple[FieldPath, str]
 """A field and what is wrong with it."""
 
 
-def _validation_problems(exc: ValidationError, within: Field_ = ()) -> list[Problem]:
-    return [(within + tuple(str(p) for p in error["loc"]), error["msg"]) for error in exc.errors()]
+def _validation_problems(exc: ValidationError) -> list[FieldProblem]:
+    return [(tuple(str(p) for p in error["loc"]), error["msg"]) for error in exc.errors()]
 
 
-def _profile_problems(config: Config) -> list[Problem]:
+def _profile_problems(config: Config) -> list[FieldProblem]:
     """What is wrong with the rule profile and the table's overrides of it."""
     try:
         config.rule_profile()
@@ -245,14 +245,14 @@ def _profile_problems(config: Config) -> list[Problem]:
     return []
 
 
-def _rules_problem(config: Config, field: Field_, text: str) -> Problem:
+def _rules_problem(config: Config, field: FieldPath, text: str) -> FieldProblem:
     """A bad profile setting: a [rules] override's, else the profile's own."""
     if field and field[0] in config.rules:
         return ("rules", *field), text
     return ("profile",), f"{'.'.join(field)}: {text}"
 
 
-def _describe(path: Path | None, problems: list[Problem]) -> str:
+def _describe(path: Path | None, problems: list[FieldProblem]) -> str:
     """The problems, one a line, each naming the environment variable that set it, if one did."""
     lines, origins = [], []
     for field, text in problems:
@@ -265,7 +265,7 @@ def _describe(path: Path | None, problems: list[Problem]) -> str:
     return "\n".join([f"{' and '.join(origins)}: {len(problems)} problem(s)", *lines])
 
 
-def _variable(field: Field_) -> str | None:
+def _variable(field: FieldPath) -> str | None:
     """The environment variable that set ``field`` (or a section's JSON holding it), if any."""
     environment = {name.upper(): value for name, value in os.environ.items()}
     for end in range(len(field), 0, -1):
@@ -275,7 +275,7 @@ def _variable(field: Field_) -> str | None:
     return None
 
 
-def _holds(text: str, field: Field_) -> bool:
+def _holds(text: str, field: FieldPath) -> bool:
     """Whether a section's JSON value ``text`` sets ``field`` (a path inside it)."""
     try:
         value = json.loads(text)

@@ -92,7 +92,7 @@ async def test_listen_prints_events_and_counters(tmp_path: Path) -> None:
     cards = [line.split(" ", 2)[2].strip() for line in lines if " card " in line]
     assert cards == [f"card {c.code} ({c.shoe_code})" for c in dealer.cards[:41]]
     assert "LINK UP" in out.getvalue()
-    assert "ShoeRemoved" in out.getvalue()
+    assert "shoe removed" in out.getvalue()
     assert "counters: " in lines[-1]
     assert "shoe 1 done: 41 cards dealt" in shown.getvalue()  # 1 deck, cut card 14 from the end
 

@@ -1,16 +1,20 @@
-"""What the replaying commands (``replay``, ``roads``) share: profile options, a file of inputs."""
+"""What the replaying commands share: profile options, a file of inputs, a journal's replay."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TextIO
 
+from baccarat.controller.engine.engine import Engine
 from baccarat.controller.engine.replay import replay_lines
+from baccarat.controller.journal.reader import JournalFile
+from baccarat.controller.journal.records import FILE_NAME, HEADER_TAG
 from baccarat.errors import BaccaratError
 from baccarat.messages.bodies import Message
-from baccarat.rules.profiles import load_profile
+from baccarat.rules.profiles import Profile, load_profile
 
 
 def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,7 +43,7 @@ class ReplayRun:
         """Load the profile and open the file, or raise :class:`ReplayError`."""
         self.command, self.file, self.bad = command, args.file, 0
         try:
-            self.profile = load_profile(args.profile, decks=args.decks)
+            self.profile = load_profile(args.profile or "macau", decks=args.decks)
         except ValueError as exc:
             raise ReplayError(f"baccarat {command}: {exc}") from None
         try:
@@ -58,3 +62,34 @@ class ReplayRun:
         """Every message of the replay, in order; closes the file at the end."""
         with self.source:
             yield from replay_lines(self.source, self.profile, on_error=self.report, roads=roads)
+
+
+def is_journal(path: str) -> bool:
+    """Whether ``path`` is a journal: a folder, a ``shoe-NNNNNN.journal``, a journal header."""
+    if path == "-":
+        return False
+    if Path(path).is_dir() or FILE_NAME.fullmatch(Path(path).name):
+        return True
+    try:
+        with open(path, "rb") as file:
+            return file.read(len(HEADER_TAG)) == HEADER_TAG
+    except OSError:
+        return False
+
+
+def journal_messages(
+    found: JournalFile, profile: Profile, on_refused: Callable[[int, str], None]
+) -> Iterator[Message]:
+    """The messages the engine produces for a journal file's records.
+
+    They are numbered on from the header's counters, as the daemon published them; a
+    refused record goes to ``on_refused`` with its record number.
+    """
+    if found.header is None:
+        return
+    engine = Engine.resume(profile, found.header.counters)
+    for number, inp in found.records:
+        outcome = engine.feed(inp)
+        if outcome.refused is not None:
+            on_refused(number, outcome.refused)
+        yield from outcome.messages

@@ -3,7 +3,8 @@
 It starts, in a temporary folder:
 
 * an embedded MQTT broker (amqtt, TCP and WebSocket listeners on loopback), unless
-  ``--broker HOST:PORT`` names one;
+  ``--broker HOST:PORT`` names one (whose MQTT-over-WebSocket port ``--ws-port`` the web
+  board uses);
 * a virtual electronic shoe on a pty (the ``framed`` protocol, with dealer buttons);
 * the daemon, ``baccarat run``, as a process of its own, on that pty and broker;
 * the web board, whose address it prints;
@@ -12,7 +13,8 @@ It starts, in a temporary folder:
 * a dealer who deals a full 8-deck shoe at a watchable pace and makes a few mistakes;
 * the live terminal board (or, when the output is not a terminal, one line per event).
 
-Ctrl-C stops everything cleanly.
+Ctrl-C stops everything cleanly. The folder goes with the demo, unless ``--keep`` keeps
+it (the journal and the daemon's log, for ``baccarat journal``, ``recall`` and ``roads``).
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ from typing import Any, Final
 
 import aiomqtt
 
+from baccarat.boards.feed import parse_broker
+from baccarat.boards.web_server import DEFAULT_WS_PORT
 from baccarat.drivers.events import CardDrawn, DealerButton
 from baccarat.sim_hardware.dealer import Dealer, Mistake
 from baccarat.sim_hardware.virtual_shoe import VirtualShoe
@@ -52,12 +56,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fast", action="store_true", help="deal fast (0.05 s a card)")
     parser.add_argument("--pace", type=float, default=0.6, help="seconds between cards")
     parser.add_argument("--seed", type=int, default=2026, help="the shoe's shuffle")
-    parser.add_argument("--broker", help="HOST:PORT of a broker to use instead of amqtt")
+    parser.add_argument("--broker", help="HOST[:PORT] of a broker to use instead of amqtt")
+    parser.add_argument(
+        "--ws-port",
+        type=int,
+        default=DEFAULT_WS_PORT,
+        help=f"with --broker: its MQTT-over-WebSocket port, for the web board ({DEFAULT_WS_PORT})",
+    )
     parser.add_argument("--web-port", type=int, default=8080, help="web board port (0: any)")
     parser.add_argument(
         "--plain", action="store_true", help="one line per event instead of the live board"
     )
     parser.add_argument("--rounds", type=int, default=0, help="stop after N rounds (0: shoe)")
+    parser.add_argument(
+        "--keep",
+        action="store_true",
+        help="keep the journal and the daemon's log (and say where) instead of deleting them",
+    )
 
 
 def free_port() -> int:
@@ -178,7 +193,8 @@ class Pit:
 def _print_plain(body: dict[str, Any]) -> None:
     kind = body.get("type")
     if kind == "card":
-        print(f"  card {body['position']:>4} {body['card'] or '??'}  (round {body['round']})")
+        where = "" if body["round"] is None else f"  (round {body['round']})"  # the shoe's burn
+        print(f"  card {body['position']:>4} {body['card'] or '??'}{where}")
     elif kind == "result":
         print(
             f"round {body['round']}: {body['winner'].upper()}  "
@@ -219,11 +235,9 @@ async def _board(host: str, port: int, plain: bool) -> None:
 
 
 async def _web_board(
-    stack: contextlib.AsyncExitStack, host: str, ws_port: int | None, web_port: int
-) -> str | None:
+    stack: contextlib.AsyncExitStack, host: str, ws_port: int, web_port: int
+) -> str:
     """Start the web board (on ``web_port``, or any free port if it is taken); its address."""
-    if ws_port is None:
-        return None
     from baccarat.boards.web_server import WebBoardServer, page_config
 
     config = page_config(host, ws_port, TABLE, PREFIX)
@@ -235,6 +249,19 @@ async def _web_board(
         await server.start()
     stack.push_async_callback(server.close)
     return server.url
+
+
+async def _listening(host: str, port: int) -> bool:
+    """Whether something accepts TCP connections on ``host:port`` (within two seconds)."""
+    try:
+        async with asyncio.timeout(2):
+            _, writer = await asyncio.open_connection(host, port)
+    except (OSError, TimeoutError):
+        return False
+    writer.close()
+    with contextlib.suppress(OSError):
+        await writer.wait_closed()
+    return True
 
 
 async def _stop_when_done(pit: Pit, rounds: int) -> None:
@@ -252,8 +279,8 @@ async def _demo(args: argparse.Namespace, folder: Path) -> int:
     plain = args.plain or not sys.stdout.isatty()
     async with contextlib.AsyncExitStack() as stack:
         if args.broker:
-            host, _, port_text = args.broker.rpartition(":")
-            host, port, ws_port = host or "127.0.0.1", int(port_text), None
+            host, port = parse_broker(args.broker)
+            ws_port = args.ws_port
         else:
             host, port, ws_port = "127.0.0.1", free_port(), free_port()
             await stack.enter_async_context(embedded_broker(port, ws_port))
@@ -270,8 +297,12 @@ async def _demo(args: argparse.Namespace, folder: Path) -> int:
         stack.push_async_callback(_stop_process, daemon)
         url = await _web_board(stack, host, ws_port, args.web_port)
         print(f"broker {host}:{port}; daemon log {folder / 'daemon.log'}")
-        if url:
-            print(f"web board: {url}")
+        print(f"web board: {url}")
+        if args.broker and not await _listening(host, ws_port):
+            print(
+                f"  but nothing listens on {host}:{ws_port}, the page's MQTT-over-WebSocket "
+                "port: give the broker's with --ws-port"
+            )
         pit = Pit(host, port, plain)
         async with asyncio.TaskGroup() as group:
             tasks = [
@@ -299,10 +330,43 @@ async def _stop_process(process: asyncio.subprocess.Process) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Play the demo until the shoe ends or Ctrl-C."""
+    """Play the demo until the shoe ends or Ctrl-C; 2 if the arguments are bad."""
+    problem = _bad_arguments(args)
+    if problem:
+        print(f"baccarat demo: {problem}", file=sys.stderr)
+        return 2
+    if args.keep:
+        folder = Path(tempfile.mkdtemp(prefix="baccarat-demo-"))
+        status = _play(args, folder)
+        _print_kept(folder)
+        return status
     with tempfile.TemporaryDirectory(prefix="baccarat-demo-") as tmp:
+        return _play(args, Path(tmp))
+
+
+def _bad_arguments(args: argparse.Namespace) -> str | None:
+    """What is wrong with the arguments, or None."""
+    if args.broker:
         try:
-            return asyncio.run(_demo(args, Path(tmp)))
-        except KeyboardInterrupt:
-            print("stopped.")
-            return 0
+            parse_broker(args.broker)
+        except ValueError as exc:
+            return f"--broker: {exc}"
+    for name, port in (("--ws-port", args.ws_port), ("--web-port", args.web_port)):
+        if not 0 <= port < 65536:
+            return f"bad port for {name}: {port}"
+    return None
+
+
+def _play(args: argparse.Namespace, folder: Path) -> int:
+    try:
+        return asyncio.run(_demo(args, folder))
+    except KeyboardInterrupt:
+        print("stopped.")
+        return 0
+
+
+def _print_kept(folder: Path) -> None:
+    journal = folder / "journal"
+    print(f"kept the journal in {journal} and the daemon's log in {folder / 'daemon.log'}; try")
+    for command in ("journal verify", "recall", "roads"):
+        print(f"  baccarat {command} {journal}")

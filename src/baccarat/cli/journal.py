@@ -1,11 +1,14 @@
-"""``baccarat journal verify|show FILE``: check or print one journal file, never changing it.
+"""``baccarat journal verify|show PATH``: check or print journal files, never changing them.
 
-``verify`` prints the file's header, its records and its first problem (with the byte
-offset where recovery would cut it); it exits 0 when the file is clean, 1 when it has a
-problem, 2 when it cannot be read. ``show`` prints the records (number, time in ISO 8601
-UTC, input), or as JSON lines (``--json``), or in the replay notation with times
-(``--replay``, for ``baccarat replay``), or the messages the engine produces for them
-(``--messages``), numbered on from the header's counters; it exits like ``verify``.
+PATH is a ``shoe-NNNNNN.journal`` file or the journal folder: ``verify`` checks every
+file of a folder, ``show`` prints the newest (as ``baccarat recall`` reads it).
+``verify`` prints each file's header, its records and its first problem (with the byte
+offset where recovery would cut it); it exits 0 when every file is clean, 1 when one has
+a problem, 2 when one cannot be read (or the folder holds none). ``show`` prints the
+records (number, time in ISO 8601 UTC, input), or as JSON lines (``--json``), or in the
+replay notation with times (``--replay``, for ``baccarat replay``), or the messages the
+engine produces for them (``--messages``), numbered on from the header's counters; it
+exits like ``verify``.
 """
 
 from __future__ import annotations
@@ -22,18 +25,26 @@ from baccarat.controller.journal.reader import (
     JournalFile,
     Problem,
     header_profile,
+    journal_files,
+    newest_file,
     read_journal_file,
 )
-from baccarat.controller.journal.records import Header, format_ts
+from baccarat.controller.journal.records import Header, file_name, format_ts
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``baccarat journal``."""
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
-    verify = actions.add_parser("verify", help="check a journal file (exit 1 on a problem)")
-    verify.add_argument("file", type=Path, help="a shoe-NNNNNN.journal file")
+    verify = actions.add_parser("verify", help="check journal files (exit 1 on a problem)")
+    verify.add_argument(
+        "file", metavar="PATH", type=Path,
+        help="a shoe-NNNNNN.journal file, or the journal folder (every file in it)",
+    )  # fmt: skip
     show = actions.add_parser("show", help="print a journal file's records")
-    show.add_argument("file", type=Path, help="a shoe-NNNNNN.journal file")
+    show.add_argument(
+        "file", metavar="PATH", type=Path,
+        help="a shoe-NNNNNN.journal file, or the journal folder (its newest file)",
+    )  # fmt: skip
     form = show.add_mutually_exclusive_group()
     form.add_argument("--json", action="store_true", help="one JSON object per record")
     form.add_argument("--replay", action="store_true", help="the replay notation, with @times")
@@ -45,10 +56,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Verify or show the file; 0 clean, 1 a problem in it, 2 unreadable or bad arguments."""
+    """Verify or show the path; 0 clean, 1 a problem in it, 2 unreadable or bad arguments."""
+    if args.action == "verify" and args.file.is_dir():
+        return verify_folder(args.file)
     try:
-        found = read_journal_file(args.file)
-    except JournalError as exc:
+        found = read_journal_file(newest_file(args.file) if args.file.is_dir() else args.file)
+    except (JournalError, FileNotFoundError) as exc:
         print(f"baccarat journal: {exc}", file=sys.stderr)
         return 2
     if args.action == "verify":
@@ -67,6 +80,26 @@ def run(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------- verify
+
+
+def verify_folder(folder: Path) -> int:
+    """Verify every journal file of ``folder``, oldest first; the worst exit status."""
+    numbers = sorted(journal_files(folder))
+    if not numbers:
+        print(f"baccarat journal: no shoe-*.journal file in {folder}", file=sys.stderr)
+        return 2
+    status = 0
+    for number in numbers:
+        try:
+            found = read_journal_file(folder / file_name(number))
+        except JournalError as exc:
+            print(f"baccarat journal: {exc}", file=sys.stderr)
+            status = 2
+            continue
+        status = max(status, verify(found))
+    damaged = "every file clean" if status == 0 else "not clean"
+    print(f"{folder}: {len(numbers)} file(s), {damaged}")
+    return status
 
 
 def verify(found: JournalFile) -> int:

@@ -7,7 +7,9 @@ The first thing to run when wiring a new shoe::
 
 Every event is printed as it arrives (cards, buttons, rejected bytes in hex with the
 reason, link up and down); the counters are printed every ``--counters-every`` seconds,
-when the link goes down and at the end. ``--count N`` stops after N cards.
+when the link goes down and at the end. ``--count N`` stops after N cards. When the
+rejected bytes look like the other protocol (``framed`` flags heard with ``--protocol
+line``, card-code lines with ``--protocol framed``), a hint says so, once.
 """
 
 from __future__ import annotations
@@ -16,13 +18,13 @@ import argparse
 import asyncio
 import contextlib
 import datetime
+import re
 import sys
-from typing import TextIO
+from typing import Final, TextIO
 
 from baccarat.drivers.codec import codec_names
 from baccarat.drivers.events import (
     CardDrawn,
-    DealerButton,
     DeviceEvent,
     DeviceFault,
     LinkDown,
@@ -30,7 +32,11 @@ from baccarat.drivers.events import (
     Rejected,
     UnreadableCard,
 )
+from baccarat.drivers.framed import FLAG
 from baccarat.drivers.serial_source import SerialSource
+
+LINE_CARD: Final = re.compile(rb"[AHCD](0[1-9]|1[0-3])\r?\n")
+"""A card code of the ``line`` protocol, as it appears in rejected bytes."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -79,11 +85,16 @@ async def listen(
     link = SerialSource(device, protocol, baud=baud)
     print(f"listening to {device} ({protocol}, {baud} baud 8N1); Ctrl-C to stop", file=out)
     cards = 0
+    hinted = False
     async with link, asyncio.TaskGroup() as group:
         ticker = group.create_task(_print_counters(link, counters_every, out), name="counters")
         try:
             async for event in link:
                 print(describe(event), file=out, flush=True)
+                hint = None if hinted else protocol_hint(protocol, event)
+                if hint is not None:
+                    print(hint, file=out, flush=True)
+                    hinted = True
                 if isinstance(event, LinkDown):
                     print_counters(link, out)
                     if debug:
@@ -112,6 +123,23 @@ def print_counters(link: SerialSource, out: TextIO) -> None:
     print(f"{_now()} counters: {counters or 'all zero'}", file=out, flush=True)
 
 
+def protocol_hint(protocol: str, event: DeviceEvent) -> str | None:
+    """A hint when ``event`` holds rejected bytes that look like the other protocol."""
+    if not isinstance(event, Rejected):
+        return None
+    if protocol == "line" and event.data.count(FLAG) >= 2:
+        return (
+            "hint: these bytes look like framed frames (0x7E flags), not card-code lines: "
+            "try --protocol framed"
+        )
+    if protocol == "framed" and LINE_CARD.search(event.data):
+        return (
+            "hint: these bytes look like card-code lines (A01 CR LF), not frames: "
+            "try --protocol line"
+        )
+    return None
+
+
 def describe(event: DeviceEvent) -> str:
     """One line for a person: time, sequence number, what happened."""
     seq = f"#{event.seq:<3d} " if event.seq is not None else ""
@@ -119,21 +147,17 @@ def describe(event: DeviceEvent) -> str:
 
 
 def _what(event: DeviceEvent) -> str:
-    if isinstance(event, CardDrawn):
-        return f"card {event.card.code} ({event.card.shoe_code})"
     if isinstance(event, Rejected):
         return f"REJECTED [{event.hex}]: {event.reason}"
     if isinstance(event, UnreadableCard):
         return f"UNREADABLE CARD [{event.raw.hex(' ')}]"
-    if isinstance(event, DealerButton):
-        return f"button {event.button}"
     if isinstance(event, DeviceFault):
         return f"DEVICE FAULT 0x{event.code:04X}: {event.text}"
     if isinstance(event, LinkUp):
         return f"LINK UP: {event.detail}"
     if isinstance(event, LinkDown):
         return f"LINK DOWN: {event.reason}"
-    return type(event).__name__
+    return str(event)
 
 
 def _now() -> str:

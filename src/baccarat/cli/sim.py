@@ -135,7 +135,7 @@ def where(step: Step, shoe_no: int, dealt: int, total: int) -> str:
         return f"{place} CUT CARD ({dealt}/{total} cards)"
     if isinstance(event, DealerButton):
         return f"{place} button {event.button}{mistake}"
-    return f"{place} {type(event).__name__}"
+    return f"{place} {event}"
 
 
 def say(out: TextIO, text: str) -> None:

@@ -2,13 +2,16 @@
 
 Environment variables are ``BACCARAT_<FIELD>``, nested with ``__``:
 ``BACCARAT_TABLE=T07``, ``BACCARAT_BROKER__HOST=10.0.0.5``, ``BACCARAT_DEVICE__PATH=...``.
-A bad configuration is reported naming the field and what is wrong with it
-(:func:`load_config` raises :class:`ConfigError`; ``baccarat run`` then exits with status 2).
+A bad configuration is reported naming the field, where its value came from (the file,
+or the environment variable that set it) and what is wrong with it (:func:`load_config`
+raises :class:`ConfigError`; ``baccarat run`` then exits with status 2).
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import tomllib
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -18,17 +21,23 @@ from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
+    SettingsError,
     TomlConfigSettingsSource,
 )
 
 from baccarat.errors import BaccaratError
-from baccarat.rules.profiles import MIN_REAL_DECKS, Profile, load_profile
+from baccarat.rules.profiles import MIN_REAL_DECKS, Profile, ProfileError, load_profile
 
 _log = logging.getLogger(__name__)
 
 DEFAULT_JOURNAL = Path("/var/lib/baccarat-controller")
 TABLE_ID = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 TOPIC_PREFIX = r"^[A-Za-z0-9_./-]{1,64}$"
+ENV_PREFIX = "BACCARAT_"
+ENV_NESTING = "__"
+
+FieldPath = tuple[str, ...]
+"""A configuration field as a path of names: ``("broker", "port")``."""
 
 
 class _Section(BaseModel):
@@ -126,7 +135,7 @@ class Config(BaseSettings):
     """Everything ``baccarat run`` needs."""
 
     model_config = SettingsConfigDict(
-        env_prefix="BACCARAT_", env_nested_delimiter="__", extra="forbid", frozen=True
+        env_prefix=ENV_PREFIX, env_nested_delimiter=ENV_NESTING, extra="forbid", frozen=True
     )
     toml_path: ClassVar[Path | None] = None
 
@@ -160,12 +169,22 @@ class Config(BaseSettings):
         return tuple(sources)
 
     def rule_profile(self) -> Profile:
-        """The rule profile with this table's overrides."""
+        """The rule profile with this table's overrides.
+
+        Raise :class:`FieldError` for a field that cannot be used, :class:`ProfileError`
+        for an unknown profile, and pydantic's ValidationError for bad settings.
+        """
+        if "name" in self.rules:
+            raise FieldError(
+                ("rules", "name"),
+                "the profile's name is chosen with profile = NAME, not in [rules]",
+            )
         profile = load_profile(self.profile, **self.rules)
         if profile.decks < MIN_REAL_DECKS and not self.allow_test_decks:
-            raise ValueError(
+            raise FieldError(
+                ("rules", "decks") if "decks" in self.rules else ("profile",),
                 f"a real table uses {MIN_REAL_DECKS} to 12 decks, not {profile.decks} "
-                "(set allow_test_decks = true for tests)"
+                "(set allow_test_decks = true for tests)",
             )
         return profile
 
@@ -176,6 +195,15 @@ class Config(BaseSettings):
 
 class ConfigError(BaccaratError):
     """A configuration that cannot be used; the text names the field and the problem."""
+
+
+class FieldError(BaccaratError, ValueError):
+    """One field of the configuration that cannot be used, and why."""
+
+    def __init__(self, field: FieldPath, message: str) -> None:
+        """``field`` names the field, ``message`` what is wrong with it."""
+        super().__init__(f"{'.'.join(field)}: {message}")
+        self.field, self.message = field, message
 
 
 def load_config(path: Path | None, **overrides: Any) -> Config:
@@ -191,19 +219,82 @@ def load_config(path: Path | None, **overrides: Any) -> Config:
     Config.toml_path = path
     try:
         config = Config(**overrides)
-        config.rule_profile()
     except ValidationError as exc:
-        raise ConfigError(_describe(path, exc)) from None
-    except ValueError as exc:
-        raise ConfigError(f"{path or 'configuration'}: profile: {exc}") from None
+        raise ConfigError(_describe(path, _validation_problems(exc))) from None
+    except SettingsError as exc:  # a nested field's variable that is not JSON
+        raise ConfigError(
+            f"environment: {exc}: a section's variable holds JSON, "
+            f"""as in {ENV_PREFIX}BROKER='{{"port": 1883}}'"""
+        ) from None
     finally:
         Config.toml_path = None
+    problems = _profile_problems(config)
+    if problems:
+        raise ConfigError(_describe(path, problems))
     return config
 
 
-def _describe(path: Path | None, exc: ValidationError) -> str:
-    lines = [f"{path or 'configuration'}: {exc.error_count()} problem(s)"]
-    for error in exc.errors():
-        field = ".".join(str(part) for part in error["loc"]) or "(top level)"
-        lines.append(f"  {field}: {error['msg']}")
-    return "\n".join(lines)
+FieldProblem = tuple[FieldPath, str]
+"""A field and what is wrong with it."""
+
+
+def _validation_problems(exc: ValidationError) -> list[FieldProblem]:
+    return [(tuple(str(p) for p in error["loc"]), error["msg"]) for error in exc.errors()]
+
+
+def _profile_problems(config: Config) -> list[FieldProblem]:
+    """What is wrong with the rule profile and the table's overrides of it."""
+    try:
+        config.rule_profile()
+    except FieldError as exc:
+        return [(exc.field, exc.message)]
+    except ValidationError as exc:
+        return [_rules_problem(config, field, text) for field, text in _validation_problems(exc)]
+    except ProfileError as exc:
+        return [(("profile",), str(exc))]
+    except (OSError, tomllib.TOMLDecodeError, KeyError) as exc:
+        return [(("profile",), f"cannot read the profile {config.profile!r}: {exc}")]
+    return []
+
+
+def _rules_problem(config: Config, field: FieldPath, text: str) -> FieldProblem:
+    """A bad profile setting: a [rules] override's, else the profile's own."""
+    if field and field[0] in config.rules:
+        return ("rules", *field), text
+    return ("profile",), f"{'.'.join(field)}: {text}"
+
+
+def _describe(path: Path | None, problems: list[FieldProblem]) -> str:
+    """The problems, one a line, each naming the environment variable that set it, if one did."""
+    lines, origins = [], []
+    for field, text in problems:
+        variable = _variable(field)
+        origin = "environment" if variable else str(path or "configuration")
+        if origin not in origins:
+            origins.append(origin)
+        shown = ".".join(field) or "(top level)"
+        lines.append(f"  {shown} (from ${variable}): {text}" if variable else f"  {shown}: {text}")
+    return "\n".join([f"{' and '.join(origins)}: {len(problems)} problem(s)", *lines])
+
+
+def _variable(field: FieldPath) -> str | None:
+    """The environment variable that set ``field`` (or a section's JSON holding it), if any."""
+    environment = {name.upper(): value for name, value in os.environ.items()}
+    for end in range(len(field), 0, -1):
+        name = ENV_PREFIX + ENV_NESTING.join(field[:end]).upper()
+        if name in environment and (end == len(field) or _holds(environment[name], field[end:])):
+            return name
+    return None
+
+
+def _holds(text: str, field: FieldPath) -> bool:
+    """Whether a section's JSON value ``text`` sets ``field`` (a path inside it)."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return False
+    for name in field:
+        if not isinstance(value, dict) or name not in value:
+            return False
+        value = value[name]
+    return True

@@ -4,7 +4,8 @@ Every codec turns bytes into these and every simulator turns these into bytes. T
 immutable values (frozen, slotted dataclasses), so equal events compare equal and one
 instance may be shared. ``seq`` is the device's sequence number of the frame that carried
 the event when the wire protocol has one (``framed``: a frame accepted in sequence),
-otherwise ``None``; it is keyword-only on every event.
+otherwise ``None``; it is keyword-only on every event. ``str(event)`` is one line for a
+person (``link up: /dev/ttyUSB0``, ``card QH (H12)``), without the sequence number.
 
 Events about the link itself (:class:`LinkUp`, :class:`LinkDown`) come from the transport,
 and :class:`Rejected` from a codec that threw bytes away: never from the device.
@@ -12,6 +13,7 @@ and :class:`Rejected` from a codec that threw bytes away: never from the device.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
@@ -38,6 +40,11 @@ class DeviceEvent:
 
     seq: int | None = field(default=None, kw_only=True, compare=True)
 
+    def __str__(self) -> str:
+        """What happened, in words: the class name spelled out (``shoe removed``)."""
+        name = type(self).__name__
+        return re.sub(r"(?<!^)(?=[A-Z])", " ", name).lower()
+
 
 @dataclass(frozen=True, slots=True)
 class CardDrawn(DeviceEvent):
@@ -45,12 +52,20 @@ class CardDrawn(DeviceEvent):
 
     card: Card
 
+    def __str__(self) -> str:
+        """``card QH (H12)``: the card and the code the shoe sent for it."""
+        return f"card {self.card.code} ({self.card.shoe_code})"
+
 
 @dataclass(frozen=True, slots=True)
 class UnreadableCard(DeviceEvent):
     """A card came out of the shoe but the reader could not identify it."""
 
     raw: bytes
+
+    def __str__(self) -> str:
+        """``unreadable card [..]``: the bytes the reader sent, in hex."""
+        return f"unreadable card [{self.raw.hex(' ')}]"
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +99,10 @@ class DealerButton(DeviceEvent):
 
     button: Button
 
+    def __str__(self) -> str:
+        """``button open``."""
+        return f"button {self.button}"
+
 
 @dataclass(frozen=True, slots=True)
 class DeviceFault(DeviceEvent):
@@ -91,6 +110,10 @@ class DeviceFault(DeviceEvent):
 
     code: int
     text: str
+
+    def __str__(self) -> str:
+        """``device fault 0x0012: jam``."""
+        return f"device fault 0x{self.code:04X}: {self.text}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,12 +127,20 @@ class LinkUp(DeviceEvent):
 
     detail: str
 
+    def __str__(self) -> str:
+        """``link up: DETAIL``."""
+        return f"link up: {self.detail}"
+
 
 @dataclass(frozen=True, slots=True)
 class LinkDown(DeviceEvent):
     """The link to the device was lost; ``reason`` says how."""
 
     reason: str
+
+    def __str__(self) -> str:
+        """``link down: REASON``."""
+        return f"link down: {self.reason}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +158,10 @@ class Rejected(DeviceEvent):
     def hex(self) -> str:
         """The rejected bytes in hex, space separated, for an alarm text."""
         return self.data.hex(" ")
+
+    def __str__(self) -> str:
+        """``rejected [7e 01]: REASON``."""
+        return f"rejected [{self.hex}]: {self.reason}"
 
 
 REJECTED_SAMPLE_MAX: Final = 64

@@ -68,8 +68,9 @@ def card_before_open(code: str | None) -> str:
 
 def foreign_card(code: str, decks: int) -> str:
     """One more of a card than the shoe holds."""
+    article = "an" if decks in (8, 11, 18) else "a"  # said "an eight", "an eleven"
     return (
-        f"{code} is one more than the {decks} of it that a {decks}-deck shoe holds: "
+        f"{code} is one more than the {decks} of it that {article} {decks}-deck shoe holds: "
         "a foreign or duplicate card"
     )
 

@@ -669,7 +669,7 @@ class Engine:
             raise RefusedError(
                 f"round {rnd.number} is not closed"
                 + (
-                    f": settle alarm {_listed(rnd.alarms)} first (accept_as_burn or void)"
+                    f": settle alarm {_listed(rnd.alarms)} first ({_settled_by(rnd.alarms)})"
                     if rnd.alarms
                     else ""
                 )
@@ -869,3 +869,9 @@ class Engine:
 
 def _listed(open_alarms: list[Alarm]) -> str:
     return ", ".join(f"#{a.id} {a.kind}" for a in open_alarms)
+
+
+def _settled_by(open_alarms: list[Alarm]) -> str:
+    """The corrections that settle these alarms: ``declare or void``."""
+    corrections = dict.fromkeys(c for a in open_alarms for c in a.corrections)
+    return " or ".join(corrections)

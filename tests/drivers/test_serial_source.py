@@ -157,3 +157,36 @@ def test_a_shoe_in_a_thread_for_plain_blocking_code(device_link: Path) -> None:
         thread.run(thread.shoe.drain())
     assert lines == [b"A01\r\n", b"A02\r\n", b"A03\r\n"]
     assert not device_link.exists()
+
+
+async def take(
+    events: AsyncIterator[DeviceEvent], count: int, within: float = 5.0
+) -> list[DeviceEvent]:
+    """The next ``count`` events."""
+    async with asyncio.timeout(within):
+        return [await anext(events) for _ in range(count)]
+
+
+async def test_cards_sent_while_the_port_was_closed_are_read_when_it_opens(
+    device_link: Path,
+) -> None:
+    """Opening the port discards nothing: the cards waiting in it come first, after LinkUp.
+
+    Before, and at a reopen: the shoe deals while nobody has the port open.
+    """
+    cards = [CardDrawn(card) for card in ALL_CARDS[:12]]
+    async with VirtualShoe(device_link, "line", baud=115200) as shoe:
+        await shoe.play(cards[:6])
+        await shoe.drain()  # written: in the pty's buffer, nobody reading
+        async with SerialSource(str(device_link), "line", baud=115200) as link:
+            first = await take(aiter(link), 7)
+        await shoe.play(cards[6:9])
+        await shoe.drain()
+        await shoe.write_raw(b"A1")  # and the start of a line
+        async with SerialSource(str(device_link), "line", baud=115200) as link:
+            await shoe.write_raw(b"0\r\n")
+            second = await take(aiter(link), 5)
+    assert isinstance(first[0], LinkUp)
+    assert first[1:] == cards[:6]
+    assert isinstance(second[0], LinkUp)
+    assert second[1:] == [*cards[6:9], CardDrawn(ALL_CARDS[9])]

@@ -177,6 +177,9 @@ class Table:
                 self._queue(message)
         for problem in report.problems:
             self.handle(DeviceReport("journal", str(problem), ts=now()))
+        restart = restart_report(self.engine, self.config.device, now())
+        if restart is not None:
+            self.handle(restart)
         log.info(
             "journal: %d input(s) replayed, %d message(s) to publish again, %d problem(s)%s",
             len(report.inputs), len(self.outbox), len(report.problems),
@@ -393,6 +396,26 @@ def now() -> float:
     That is as the journal records it, so that a replay gives the same bytes.
     """
     return round(time.time(), 6)
+
+
+def restart_report(engine: Engine, device: DeviceConfig, ts: float) -> DeviceReport | None:
+    """The alarm for a restart during a round, if the device cannot resend what it sent.
+
+    A ``framed`` device keeps each card until the journal holds it; a ``line`` shoe does
+    not: a card dealt while the daemon was down may be missing (a port that held the bytes
+    gives them, but the daemon cannot know that none were lost), so the pit checks the
+    round on the table against the cards the controller has.
+    """
+    rnd = engine.round
+    if device.kind == "none" or device.protocol != "line" or rnd is None or rnd.closed:
+        return None
+    cards = ", ".join(f"{d.position} {d.card or 'unreadable'}" for d in rnd.dealt) or "none"
+    text = (
+        f"the controller restarted during round {rnd.number}; cards it has: {cards}; "
+        f"next: {rnd.next_card or 'none'}. A card dealt while it was down may be missing: "
+        "check the round on the table against these cards (void it if they differ)"
+    )
+    return DeviceReport("restart", text, ts=ts)
 
 
 def _device_input(event: ev.DeviceEvent, ts: float) -> Input | None:

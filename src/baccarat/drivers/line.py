@@ -98,7 +98,12 @@ class LineDecoder:
         tail = lines.pop()
         events: list[DeviceEvent] = []
         for line in lines:
-            self._line(line, events)
+            event = _CARD_EVENTS.get(line)
+            if event is not None and not self._overlong:
+                events.append(event)
+                self.frames_ok += 1
+            else:
+                self._odd_line(line, events)
         self._keep(tail, events)
         return events
 
@@ -123,14 +128,9 @@ class LineDecoder:
         self._overlong = False
         return events
 
-    def _line(self, line: bytes, events: list[DeviceEvent]) -> None:
-        r"""One complete line, without its ``\n``: a card, a card after noise, or rejected."""
+    def _odd_line(self, line: bytes, events: list[DeviceEvent]) -> None:
+        r"""A line (without its ``\n``) that is not just a card code: noise, then maybe one."""
         overlong, self._overlong = self._overlong, False
-        event = None if overlong else _CARD_EVENTS.get(line)
-        if event is not None:
-            events.append(event)
-            self.frames_ok += 1
-            return
         size = card_at_end(line)
         if size:
             card = _CARD_EVENTS[line[-size:]]

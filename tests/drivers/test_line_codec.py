@@ -92,6 +92,7 @@ def test_a_card_code_after_noise_on_its_line_is_taken_and_the_noise_reported() -
     (after,) = events[4:]  # noise after the code spoils the line: rejected, with its bytes
     assert isinstance(after, Rejected)
     assert after.data == b"A01x\r\n"
+    assert after.reason.endswith("the card code A01 and 1 more byte(s): a card may be lost")
     assert decoder.rejected_bytes == 2 + 1 + 6
 
 

@@ -41,6 +41,9 @@ def why_not_card(line: bytes) -> str:
     text = line.removesuffix(b"\r")
     if not text:
         return "empty line"
+    if len(text) > 3 and text[:3] in _CARD_EVENTS:
+        extra = len(text) - 3
+        return f"the card code {text[:3].decode()} and {extra} more byte(s): a card may be lost"
     if not text.isascii():
         return "not ASCII text"
     if len(text) != 3:

@@ -240,6 +240,9 @@ def _open_terminal(path: str, baud: int) -> int:
         raise PortError(f"{path}: not a serial port (not a terminal device)")
     try:
         _set_raw(fd, speed)
+    except termios.error as exc:  # not an OSError: the terminal went away meanwhile, or EINVAL
+        os.close(fd)
+        raise PortError(f"{path}: cannot set {baud} baud 8N1: {exc.args[-1]}") from exc
     except BaseException:
         os.close(fd)
         raise

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import termios
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TypeVar
@@ -16,6 +17,7 @@ from baccarat.drivers import source as source_module
 from baccarat.drivers.events import CardDrawn, DeviceEvent, LinkDown, LinkUp, Rejected
 from baccarat.drivers.line import LineEncoder
 from baccarat.drivers.serial_source import SerialSource
+from baccarat.drivers.serial_transport import PortError, open_port
 from baccarat.drivers.source import DeviceSourceError, LinkState, reconnect_backoff
 from baccarat.sim_hardware.virtual_shoe import ShoeThread, VirtualShoe
 
@@ -157,3 +159,54 @@ def test_a_shoe_in_a_thread_for_plain_blocking_code(device_link: Path) -> None:
         thread.run(thread.shoe.drain())
     assert lines == [b"A01\r\n", b"A02\r\n", b"A03\r\n"]
     assert not device_link.exists()
+
+
+async def take(
+    events: AsyncIterator[DeviceEvent], count: int, within: float = 5.0
+) -> list[DeviceEvent]:
+    """The next ``count`` events."""
+    async with asyncio.timeout(within):
+        return [await anext(events) for _ in range(count)]
+
+
+async def test_cards_sent_while_the_port_was_closed_are_read_when_it_opens(
+    device_link: Path,
+) -> None:
+    """Opening the port discards nothing: the cards waiting in it come first, after LinkUp.
+
+    Before, and at a reopen: the shoe deals while nobody has the port open.
+    """
+    cards = [CardDrawn(card) for card in ALL_CARDS[:12]]
+    async with VirtualShoe(device_link, "line", baud=115200) as shoe:
+        await shoe.play(cards[:6])
+        await shoe.drain()  # written: in the pty's buffer, nobody reading
+        async with SerialSource(str(device_link), "line", baud=115200) as link:
+            first = await take(aiter(link), 7)
+        await shoe.play(cards[6:9])
+        await shoe.drain()
+        await shoe.write_raw(b"A1")  # and the start of a line
+        async with SerialSource(str(device_link), "line", baud=115200) as link:
+            await shoe.write_raw(b"0\r\n")
+            second = await take(aiter(link), 5)
+    assert isinstance(first[0], LinkUp)
+    assert first[1:] == cards[:6]
+    assert isinstance(second[0], LinkUp)
+    assert second[1:] == [*cards[6:9], CardDrawn(ALL_CARDS[9])]
+
+
+async def test_a_terminal_that_cannot_be_set_up_is_a_port_error(
+    device_link: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``termios.error`` (not an OSError) becomes a PortError, and the descriptor is closed.
+
+    A mock: a terminal that hangs up between its open and its set-up cannot be timed by a
+    test, so ``tcsetattr`` fails as it then does (EIO).
+    """
+
+    def hung_up(*args: object) -> None:
+        raise termios.error(5, "Input/output error")
+
+    async with VirtualShoe(device_link, "line", baud=115200):
+        monkeypatch.setattr(termios, "tcsetattr", hung_up)
+        with pytest.raises(PortError, match="cannot set 115200 baud 8N1: Input/output error"):
+            await open_port(str(device_link), 115200, lambda data: None)

@@ -229,10 +229,10 @@ async def test_line_shoe_on_a_noisy_wire_reports_what_it_throws_away(device_link
     cards = [e.card for e in got if isinstance(e, CardDrawn)]
     rejected = [e for e in got if isinstance(e, Rejected)]
     assert rejected
-    assert link.counters["rejected_bytes"] > 0
-    # garbage glued to a line spoils that line: never a wrong card, only missing ones
-    assert _is_subsequence(cards, FULL_SHOE[:100])
-    assert len(cards) >= 80
+    # noise glued before a line costs no card, and every byte of it is reported once
+    assert cards == FULL_SHOE[:100]
+    assert sum(e.size for e in rejected) == link.counters["rejected_bytes"]
+    assert link.counters["rejected_bytes"] == shoe.faults.counters["garbage_bytes"] > 0
 
 
 async def test_missing_heartbeats_mean_link_down(device_link: Path) -> None:
@@ -402,7 +402,9 @@ async def test_a_consumer_that_raises_is_never_acknowledged(device_link: Path) -
         CardDrawn(card, seq=seq) for seq, card in enumerate(cards, start=1)
     ]
     assert again == CardDrawn(cards[2], seq=3)
-    assert second.counters["duplicates"] == 0  # resumed after 2: card 3 is the next
+    # resumed after 2: card 3 is the next; its repeats that waited in the port while nobody
+    # listened are read now (opening the port discards nothing) and dropped as duplicates
+    assert second.counters["frames_ok"] == second.counters["duplicates"] + 1
 
 
 async def test_a_restarted_host_resumes_past_acknowledged_heartbeats(device_link: Path) -> None:

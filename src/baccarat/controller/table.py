@@ -25,6 +25,7 @@ import logging
 import os
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
@@ -96,6 +97,47 @@ def open_device(device: DeviceConfig) -> DeviceSource | None:
     return None
 
 
+class BadDataSummary:
+    """Rejected bytes summed for the ``bad_data`` alarm: every byte counted, once.
+
+    Timed on ``clock``, the monotonic clock: a step of the wall clock (NTP) neither
+    silences the alarm nor hurries it.
+    """
+
+    SAMPLE: Final = 16
+    """Bytes shown in the alarm's text, in hex."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self.bytes = 0
+        self.pieces = 0
+        self.sample = b""
+        self.reason = ""
+        self._reported_at: float | None = None
+
+    def add(self, event: ev.Rejected) -> float:
+        """Count ``event``'s bytes; the seconds until the alarm is due (0 or less: now)."""
+        if not self.bytes:
+            self.reason = event.reason
+        self.bytes += event.size
+        self.pieces += 1
+        self.sample += event.data[: self.SAMPLE - len(self.sample)]
+        if self._reported_at is None:
+            return 0.0
+        return BAD_DATA_INTERVAL - (self.clock() - self._reported_at)
+
+    def take(self) -> str | None:
+        """The alarm's text for the bytes counted, and start counting again; ``None``: none."""
+        if not self.bytes:
+            return None
+        more = " ..." if self.bytes > len(self.sample) else ""
+        why = self.reason if self.pieces == 1 else f"{self.pieces} pieces, first {self.reason}"
+        text = f"{self.bytes} byte(s) rejected ({why}): {self.sample.hex(' ')}{more}"
+        self.bytes, self.pieces, self.sample = 0, 0, b""
+        self._reported_at = self.clock()
+        return text
+
+
 class Table:
     """The wiring of one table: journal, engine, outbox, publisher, device."""
 
@@ -125,9 +167,7 @@ class Table:
         """Why the daemon stops, if it is a fault (:meth:`stop_on_fault`)."""
         self._fault_locked = False
         self._cursor_path = Path(config.journal.folder) / CURSOR_FILE
-        self._bad_bytes = 0
-        self._bad_sample = b""
-        self._bad_reported_at = 0.0
+        self.bad_data = BadDataSummary()
         self._bad_flush: asyncio.TimerHandle | None = None
 
     # ------------------------------------------------------------------ recovery
@@ -159,6 +199,9 @@ class Table:
         for gap in gaps(regenerated, cursor, older.reasons):
             log.error("journal: %s", gap)
             self.handle(DeviceReport("journal", str(gap), ts=now()))
+        restart = restart_report(self.engine, self.config.device, now())
+        if restart is not None:
+            self.handle(restart)
         log.info(
             "journal: %d input(s) replayed, %d older file(s) for the %d message(s) to publish "
             "again (after seq %d), %d problem(s)%s",
@@ -279,7 +322,7 @@ class Table:
         if inp is not None and event.seq is not None:
             inp = dataclasses.replace(inp, device_seq=event.seq)
         if isinstance(event, ev.Rejected):
-            self._rejected(event, arrived)
+            self._rejected(event)
         elif inp is not None:
             outcome = self.handle(inp)
             if outcome.refused is not None:  # nobody waits for a reply: say it here
@@ -287,29 +330,20 @@ class Table:
         elif not isinstance(event, ev.Heartbeat):
             log.info("device: %s", event)
 
-    def _rejected(self, event: ev.Rejected, arrived: float) -> None:
-        self._bad_bytes += len(event.data)
-        if len(self._bad_sample) < 16:
-            self._bad_sample += event.data[: 16 - len(self._bad_sample)]
-        self._bad_reason = event.reason
-        if arrived - self._bad_reported_at >= BAD_DATA_INTERVAL:
+    def _rejected(self, event: ev.Rejected) -> None:
+        """Sum rejected bytes into a ``bad_data`` alarm, at most one a BAD_DATA_INTERVAL."""
+        delay = self.bad_data.add(event)
+        if delay <= 0:
             self._report_bad_data()
         elif self._bad_flush is None:
-            delay = BAD_DATA_INTERVAL - (arrived - self._bad_reported_at)
             self._bad_flush = asyncio.get_running_loop().call_later(delay, self._report_bad_data)
 
     def _report_bad_data(self) -> None:
         self._bad_flush = None
-        if not self._bad_bytes:
-            return
-        text = (
-            f"{self._bad_bytes} byte(s) rejected ({self._bad_reason}): "
-            f"{self._bad_sample.hex(' ')}{' ...' if self._bad_bytes > 16 else ''}"
-        )
-        self._bad_bytes, self._bad_sample = 0, b""
-        self._bad_reported_at = now()
-        with contextlib.suppress(JournalError):  # handle has stopped the table
-            self.handle(DeviceReport("bad_data", text, ts=self._bad_reported_at))
+        text = self.bad_data.take()
+        if text is not None:
+            with contextlib.suppress(JournalError):  # handle has stopped the table
+                self.handle(DeviceReport("bad_data", text, ts=now()))
 
     async def on_command(
         self, name: str, body: bytes, response_topic: str | None, retained: bool = False
@@ -518,6 +552,26 @@ def now() -> float:
     That is as the journal records it, so that a replay gives the same bytes.
     """
     return round(time.time(), 6)
+
+
+def restart_report(engine: Engine, device: DeviceConfig, ts: float) -> DeviceReport | None:
+    """The alarm for a restart during a round, if the device cannot resend what it sent.
+
+    A ``framed`` device keeps each card until the journal holds it; a ``line`` shoe does
+    not: a card dealt while the daemon was down may be missing (a port that held the bytes
+    gives them, but the daemon cannot know that none were lost), so the pit checks the
+    round on the table against the cards the controller has.
+    """
+    rnd = engine.round
+    if device.kind == "none" or device.protocol != "line" or rnd is None or rnd.closed:
+        return None
+    cards = ", ".join(f"{d.position} {d.card or 'unreadable'}" for d in rnd.dealt) or "none"
+    text = (
+        f"the controller restarted during round {rnd.number}; cards it has: {cards}; "
+        f"next: {rnd.next_card or 'none'}. A card dealt while it was down may be missing: "
+        "check the round on the table against these cards (void it if they differ)"
+    )
+    return DeviceReport("restart", text, ts=ts)
 
 
 def _device_input(event: ev.DeviceEvent, ts: float) -> Input | None:

@@ -147,12 +147,17 @@ class LinkDown(DeviceEvent):
 class Rejected(DeviceEvent):
     """Bytes a codec threw away because they were not a valid message.
 
-    ``data`` holds the rejected bytes (at most :data:`REJECTED_SAMPLE_MAX` of them; the
-    exact count is in the decoder's ``rejected_bytes`` counter).
+    ``data`` holds the rejected bytes (at most :data:`REJECTED_SAMPLE_MAX` of them) and
+    ``size`` how many there were (``len(data)`` if not given).
     """
 
     data: bytes
     reason: str
+    size: int = -1
+
+    def __post_init__(self) -> None:
+        if self.size < 0:
+            object.__setattr__(self, "size", len(self.data))  # frozen: set once, here
 
     @property
     def hex(self) -> str:

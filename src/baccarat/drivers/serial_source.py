@@ -8,7 +8,8 @@
 
 What it does besides decoding:
 
-* opens the device (a path or ``socket://host:port``) without blocking the loop, and when
+* opens the device (a path or ``socket://host:port``) without blocking the loop and without
+  discarding what it holds (cards sent while the controller was down are read), and when
   the port fails or goes away, opens it again after the reconnection backoff of
   :func:`~baccarat.drivers.source.reconnect_backoff`, which starts over after every
   successful open; it always waits until the old port is closed first. The first failure
@@ -210,6 +211,7 @@ class SerialSource(DeviceSource):
         self.state = LinkState.OPEN
         if self.codec.heartbeat_timeout is None:
             self._report_up(f"{self.device} open at {self.baud} baud")
+        port.start()  # what the port held already (cards sent while we were away) comes now
         try:
             return await self._watch(port)
         finally:

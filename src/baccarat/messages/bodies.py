@@ -37,6 +37,7 @@ AlarmKind = Literal[
     "device_fault",
     "bad_data",
     "journal_damaged",
+    "restart_in_round",
 ]
 Correction = Literal["accept_as_burn", "void", "deal", "declare", "burn", "open"]
 ShoePhase = Literal["burning", "ready", "in_round", "closed"]

@@ -94,6 +94,7 @@ export const ALARM_KINDS = {
   device_fault: ["Device fault", "裝置故障", "装置故障"],
   bad_data: ["Bad data from the shoe", "牌靴資料錯誤", "牌靴数据错误"],
   journal_damaged: ["Journal damaged", "記錄損壞", "记录损坏"],
+  restart_in_round: ["Controller restarted mid-round", "局中控制器重啟", "局中控制器重启"],
 };
 
 // The page's language modes: which of the three texts show. `both` is the default; `zh`

@@ -23,6 +23,7 @@ ARTICLE: Final[dict[AlarmKind, str]] = {
     "device_fault": "device",
     "bad_data": "device",
     "journal_damaged": "device",
+    "restart_in_round": "device",
 }
 """The article of the rules (or ``device``) that each kind of alarm cites."""
 
@@ -31,6 +32,7 @@ DEVICE_ALARM: Final[dict[DeviceReportKind, AlarmKind]] = {
     "fault": "device_fault",
     "bad_data": "bad_data",
     "journal": "journal_damaged",
+    "restart": "restart_in_round",
 }
 """The alarm a device report raises (``link_up`` clears ``link_down`` instead)."""
 

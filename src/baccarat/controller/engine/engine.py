@@ -862,7 +862,8 @@ class Engine:
         if inp.kind == "link_down" and self._link_alarm is not None:
             return  # already down: one alarm until it is back
         kind = alarms.DEVICE_ALARM[inp.kind]
-        alarm = self._raise(kind, inp.text or kind.replace("_", " "), [])
+        rnd = self._open_round() if inp.kind == "restart" else None  # the round to check
+        alarm = self._raise(kind, inp.text or kind.replace("_", " "), [], owner=rnd)
         if inp.kind == "link_down":
             self._link_alarm = alarm
 

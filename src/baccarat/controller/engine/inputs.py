@@ -162,15 +162,16 @@ class EndShoe(Input):
         return "end"
 
 
-DeviceReportKind = Literal["link_down", "link_up", "fault", "bad_data", "journal"]
+DeviceReportKind = Literal["link_down", "link_up", "fault", "bad_data", "journal", "restart"]
 
 
 @dataclass(frozen=True, slots=True)
 class DeviceReport(Input):
     """What the driver says of the device, or the daemon of its journal.
 
-    The link was lost or is back, the device reported a fault, bytes were not a frame, or
-    the journal had a damaged tail that was cut off at start.
+    The link was lost or is back, the device reported a fault, bytes were not a frame, the
+    journal had a damaged tail that was cut off at start, or the daemon restarted while a
+    round was in progress (``restart``).
     """
 
     kind: DeviceReportKind

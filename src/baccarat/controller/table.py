@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from baccarat.controller import sdnotify
+from baccarat.controller.clock import TableClock
 from baccarat.controller.commands import CommandError, Reply, parse_command, reply, shown
 from baccarat.controller.config import Config, DeviceConfig
 from baccarat.controller.engine.engine import Engine, Outcome
@@ -167,6 +168,8 @@ class Table:
         """Why the daemon stops, if it is a fault (:meth:`stop_on_fault`)."""
         self._fault_locked = False
         self._cursor_path = Path(config.journal.folder) / CURSOR_FILE
+        self.clock = TableClock()
+        """The time of each input: never before the journal's newest record (see clock.py)."""
         self.bad_data = BadDataSummary()
         self._bad_flush: asyncio.TimerHandle | None = None
 
@@ -183,6 +186,7 @@ class Table:
         make_serializers()  # now, not at the first card
         report = self.journal.open()
         self.last_device_seq = report.last_device_seq
+        self.clock = TableClock(newest_time(report.inputs))
         cursor = self._read_cursor()
         older = older_messages(self.journal.folder, report.header, self.profile, cursor)
         self.engine = Engine.resume(self.profile, report.counters)
@@ -195,13 +199,14 @@ class Table:
         for message in regenerated:
             self._queue(message)
         for problem in report.problems:
-            self.handle(DeviceReport("journal", str(problem), ts=now()))
+            self.handle(DeviceReport("journal", str(problem), ts=self.now()))
         for gap in gaps(regenerated, cursor, older.reasons):
             log.error("journal: %s", gap)
-            self.handle(DeviceReport("journal", str(gap), ts=now()))
-        restart = restart_report(self.engine, self.config.device, now())
+            self.handle(DeviceReport("journal", str(gap), ts=self.now()))
+        restart = restart_report(self.engine, self.config.device, self.now())
         if restart is not None:
             self.handle(restart)
+        self.now()  # a clock behind the journal's newest record is an alarm from the start
         log.info(
             "journal: %d input(s) replayed, %d older file(s) for the %d message(s) to publish "
             "again (after seq %d), %d problem(s)%s",
@@ -264,7 +269,7 @@ class Table:
         shoe, rnd = self.engine.shoe, self.engine.round
         alarm = fault_alarm(
             self.fault, table=self.config.table, shoe=shoe.number if shoe else None,
-            round_number=rnd.number if rnd else None, ts=now(),
+            round_number=rnd.number if rnd else None, ts=self.now(),
         )
         self.outbox.put(OutMessage(self.config.topic("alarm"), encoded(alarm)))
         if self._fault_locked:
@@ -276,6 +281,20 @@ class Table:
             self.outbox.put(OutMessage(self.publisher.status_topic, status, retain=True))
 
     # ------------------------------------------------------------------ inputs
+
+    def now(self) -> float:
+        """The time an input arrives: Unix seconds to the microsecond, never decreasing.
+
+        That is as the journal records it, so that a replay gives the same bytes. A system
+        clock that reads earlier than the times already given out (a step back, or no RTC
+        and no NTP yet at a start) is a ``clock_behind`` alarm, once per step.
+        """
+        ts, step = self.clock.read()
+        if step is not None:
+            log.warning("clock: %s", step)
+            with contextlib.suppress(JournalError):  # handle has stopped the table
+                self.handle(DeviceReport("clock", step, ts=ts))
+        return ts
 
     def handle(self, inp: Input) -> Outcome:
         """Journal the input, apply it, queue what it produced.
@@ -317,7 +336,7 @@ class Table:
     def on_device_event(self, event: ev.DeviceEvent) -> None:
         """Turn a device event into an engine input (or a note in the log)."""
         self.device_tried.set()
-        arrived = now()
+        arrived = self.now()
         inp = _device_input(event, arrived)
         if inp is not None and event.seq is not None:
             inp = dataclasses.replace(inp, device_seq=event.seq)
@@ -343,7 +362,7 @@ class Table:
         text = self.bad_data.take()
         if text is not None:
             with contextlib.suppress(JournalError):  # handle has stopped the table
-                self.handle(DeviceReport("bad_data", text, ts=now()))
+                self.handle(DeviceReport("bad_data", text, ts=self.now()))
 
     async def on_command(
         self, name: str, body: bytes, response_topic: str | None, retained: bool = False
@@ -375,7 +394,7 @@ class Table:
     def _command(self, name: str, body: bytes, response_topic: str | None) -> None:
         try:
             inp, request_id = parse_command(
-                name, body, ts=now(), test_decks=self.config.allow_test_decks
+                name, body, ts=self.now(), test_decks=self.config.allow_test_decks
             )
         except CommandError as exc:
             self._reply(response_topic, reply(name, exc.request_id, str(exc)))
@@ -505,6 +524,7 @@ class Table:
         last = None
         while True:
             await asyncio.sleep(CURSOR_INTERVAL)
+            self.now()  # a clock stepped back while no input comes is an alarm all the same
             if self.outbox.acked_seq != last:
                 last = self.outbox.acked_seq
                 try:
@@ -546,12 +566,10 @@ async def _first(*waits: Any) -> None:
             task.cancel()
 
 
-def now() -> float:
-    """The time an input arrived, in Unix seconds rounded to the microsecond.
-
-    That is as the journal records it, so that a replay gives the same bytes.
-    """
-    return round(time.time(), 6)
+def newest_time(inputs: list[Input]) -> float | None:
+    """The latest time among the journal's inputs (the clock's floor), if any has one."""
+    times = [inp.ts for inp in inputs if inp.ts is not None]
+    return max(times) if times else None
 
 
 def restart_report(engine: Engine, device: DeviceConfig, ts: float) -> DeviceReport | None:

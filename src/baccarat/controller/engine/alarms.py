@@ -24,6 +24,7 @@ ARTICLE: Final[dict[AlarmKind, str]] = {
     "bad_data": "device",
     "journal_damaged": "device",
     "restart_in_round": "device",
+    "clock_behind": "device",
 }
 """The article of the rules (or ``device``) that each kind of alarm cites."""
 
@@ -33,6 +34,7 @@ DEVICE_ALARM: Final[dict[DeviceReportKind, AlarmKind]] = {
     "bad_data": "bad_data",
     "journal": "journal_damaged",
     "restart": "restart_in_round",
+    "clock": "clock_behind",
 }
 """The alarm a device report raises (``link_up`` clears ``link_down`` instead)."""
 

@@ -162,7 +162,9 @@ class EndShoe(Input):
         return "end"
 
 
-DeviceReportKind = Literal["link_down", "link_up", "fault", "bad_data", "journal", "restart"]
+DeviceReportKind = Literal[
+    "link_down", "link_up", "fault", "bad_data", "journal", "restart", "clock"
+]
 
 
 @dataclass(frozen=True, slots=True)

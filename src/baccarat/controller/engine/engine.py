@@ -59,6 +59,7 @@ from baccarat.messages.bodies import (
     RecallMessage,
     ResultMessage,
     RoundMessage,
+    SettledAlarm,
     ShoeMessage,
     VoidMessage,
 )
@@ -106,6 +107,8 @@ class Engine:
         self._link_alarm: Alarm | None = None
         self._out: list[Message] = []
         self._ts: float | None = None
+        self._origin: str | None = None
+        """The origin of the input being applied (who gave the command), for its messages."""
 
     @classmethod
     def resume(cls, profile: Profile, counters: dict[str, int], *, roads: bool = True) -> Engine:
@@ -134,6 +137,7 @@ class Engine:
         """
         self._out = []
         self._ts = inp.ts
+        self._origin = inp.origin
         try:
             self._handle(inp)
         except RefusedError as exc:
@@ -298,8 +302,13 @@ class Engine:
                 by=by,
                 shoe=self.shoe.number if self.shoe else None,
                 round=owner.number if owner else None,
+                origin=self._origin,
             )
         )
+        if owner is not None:
+            owner.settled.append(
+                SettledAlarm(id=alarm.id, kind=alarm.kind, by=by, origin=self._origin)
+            )
 
     # ------------------------------------------------------------------ cards
 
@@ -554,6 +563,8 @@ class Engine:
             demo=rnd.demo,
             cards=list(rnd.dealt),
             exposed=list(rnd.exposed),
+            settled=list(rnd.settled),
+            voided_by=rnd.voided_by,
         )
         if rnd.void and self.recall and self.recall[-1].round_id == rnd.round_id:
             self.recall.pop()  # a shown round voided afterwards: replace its entry
@@ -766,6 +777,7 @@ class Engine:
             if self.roads is not None:
                 self.roads.remove(rnd.number)
         rnd.void = True
+        rnd.voided_by = inp.origin
         rnd.withheld.clear()
         self._emit(
             VoidMessage(
@@ -776,6 +788,7 @@ class Engine:
                 round_id=rnd.round_id,
                 reason=inp.reason,
                 demo=rnd.demo,
+                origin=inp.origin,
             )
         )
         self._close_round(shoe, rnd, roads_changed=was_published)

@@ -6,7 +6,14 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from baccarat.cards import Card
-from baccarat.messages.bodies import AlarmKind, Correction, DealtCard, HandResult, ShoePhase
+from baccarat.messages.bodies import (
+    AlarmKind,
+    Correction,
+    DealtCard,
+    HandResult,
+    SettledAlarm,
+    ShoePhase,
+)
 from baccarat.rules import tableau
 from baccarat.rules.tableau import Position, Winner
 
@@ -65,6 +72,9 @@ class Round:
     revealed: bool = False
     published: bool = False
     void: bool = False
+    voided_by: str | None = None
+    settled: list[SettledAlarm] = field(default_factory=list)
+    """The round's alarms as they were settled (for the recall)."""
 
     @property
     def complete(self) -> bool:

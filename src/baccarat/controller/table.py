@@ -56,7 +56,7 @@ from baccarat.messages.catalog import make_serializers
 
 log = logging.getLogger("baccarat.daemon")
 
-RETAINED: Final = frozenset({"shoe", "round", "roads", "recall"})
+RETAINED: Final = frozenset({"shoe", "round", "roads", "recall", "alarms"})
 """Topics that hold state: retained, so a board that connects late sees it at once."""
 CURSOR_FILE: Final = "published"
 CURSOR_INTERVAL: Final = 0.5
@@ -137,6 +137,7 @@ class Table:
                 self._queue(message)
         for problem in report.problems:
             self.handle(DeviceReport("journal", str(problem), ts=now()))
+        self._queue(self.engine.alarms_message(), republished=True)  # the open alarms now
         log.info(
             "journal: %d input(s) replayed, %d message(s) to publish again, %d problem(s)%s",
             len(report.inputs), len(self.outbox), len(report.problems),
@@ -186,15 +187,17 @@ class Table:
             self.journal.rotate(counters, inp)
         return outcome
 
-    def _queue(self, message: Message) -> None:
+    def _queue(self, message: Message, *, republished: bool = False) -> None:
+        """Queue a message; a ``republished`` one (a copy, its seq not new) moves no cursor."""
         topic = message.topic
         try:
             payload = message.to_bytes()
         except Exception:  # a bug, not an input: the table goes on, the seq shows the gap
             log.exception("message seq %s (%s): no body, not published", message.seq, topic)
             return
+        seq = None if republished else message.seq
         self.outbox.put(
-            OutMessage(self.config.topic(topic), payload, retain=topic in RETAINED, seq=message.seq)
+            OutMessage(self.config.topic(topic), payload, retain=topic in RETAINED, seq=seq)
         )
 
     def on_device_event(self, event: ev.DeviceEvent) -> None:

@@ -6,33 +6,9 @@ import random
 from dataclasses import replace
 
 from baccarat.boards.state import BoardState, fold, fold_all
-from baccarat.controller.engine.replay import replay_lines
-from baccarat.controller.table import RETAINED
-from baccarat.messages.bodies import AlarmMessage, AlarmsMessage, Message
-from baccarat.rules.profiles import load_profile
+from baccarat.messages.bodies import AlarmMessage, AlarmsMessage
+from boards.late_join import HAND, MID_ROUND, played, retained
 from boards.messages_for_tests import alarm, alarm_cleared
-
-# 1 deck, explicit opening: the link goes down, round 2 is dealt up to P2 with a foreign
-# card (a second 7S) held aside mid-round, and a bad_data notice comes in between.
-MID_ROUND = [
-    "shoe", "open", "8D", "6C", "KS", "KH",  # round 1: a natural 8, player wins
-    "device link_down cable pulled", "open", "7S", "6H", "7S",
-    "device bad_data 3 byte(s) rejected: ff00ff", "9S",
-]  # fmt: skip
-
-
-def played(lines: list[str]) -> list[Message]:
-    profile = load_profile("macau", burn="none", open_mode="explicit", decks=1)
-    errors: list[str] = []
-    messages = list(replay_lines(lines, profile, on_error=lambda n, e: errors.append(e)))
-    assert errors == []
-    return messages
-
-
-def retained(messages: list[Message]) -> list[Message]:
-    """What the broker holds for a board that subscribes now: each retained topic's last."""
-    last = {m.topic: m for m in messages if m.topic in RETAINED}
-    return list(last.values())
 
 
 def test_a_board_that_connects_mid_round_sees_the_hand_and_every_open_alarm() -> None:
@@ -44,7 +20,7 @@ def test_a_board_that_connects_mid_round_sees_the_hand_and_every_open_alarm() ->
         state = fold_all(BoardState(), late)
         assert state.live is not None
         assert (state.live.round, state.live.status) == (2, "open")
-        assert state.live.cards == (("P1", "7S"), ("B1", "6H"), ("P2", "9S"))
+        assert state.live.cards == HAND
         assert (state.live.player_total, state.live.banker_total) == (6, 6)
         assert state.live.next == "B2"
         assert [(a.kind, a.round) for a in state.alarms] == [

@@ -111,6 +111,7 @@ async def test_a_shoe_dealing_140_cards_into_a_blocked_table_raises_one_alarm(
                 await command(pit, "shoe", {"id": 1})
                 await board.wait_for(lambda r: r.phase() == "ready", WITHIN)
                 await command(pit, "open", {"id": 2})
+                await board.wait_for(lambda r: bool(r.bodies("round")), WITHIN)
                 deal(shoe, "7S", "6H", "KS", "KH", *extra)  # round 1 complete, then 140
                 await board.wait_for(
                     lambda r: any(a["count"] == 140 for a in r.bodies("alarm")), WITHIN * 3
@@ -132,3 +133,26 @@ async def test_a_shoe_dealing_140_cards_into_a_blocked_table_raises_one_alarm(
     assert (refusal["ok"], refusal["id"]) == (False, 3)
     assert "#1 extra_card (140 cards)" in refusal["error"]
     assert len(refusal["error"]) < 200
+
+
+async def test_after_a_restart_the_open_alarms_are_retained_again(
+    tmp_path: Path, mosquitto: Mosquitto
+) -> None:
+    """The broker lost its retained messages (no persistence) while the daemon was down."""
+    daemon = Daemon(tmp_path, mosquitto, rules={"burn": "none", "open_mode": "explicit"})
+    try:
+        async with Recorder(mosquitto) as board, mosquitto.client() as pit:
+            await asyncio.to_thread(daemon.start)
+            await command(pit, "shoe", {"id": 1})
+            await command(pit, "open", {"id": 2})
+            await command(pit, "declare", {"id": 3, "winner": "banker"})  # no card yet
+            await board.wait_for(lambda r: open_kinds(r) == ["missing_card"], WITHIN)
+        assert await asyncio.to_thread(daemon.stop) == 0
+        await mosquitto.stop_async()
+        await mosquitto.start_async()
+        await asyncio.to_thread(daemon.start)
+        async with Recorder(mosquitto) as late:
+            await late.wait_for(lambda r: open_kinds(r) == ["missing_card"], WITHIN)
+    finally:
+        daemon.close()
+    assert newest(late, "alarms") == newest(board, "alarms")  # the same body, its seq too

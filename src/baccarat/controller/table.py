@@ -51,7 +51,7 @@ from baccarat.drivers import events as ev
 from baccarat.drivers.serial_source import SerialSource
 from baccarat.drivers.source import DeviceSource
 from baccarat.drivers.usb_source import UsbSettings, UsbSource
-from baccarat.messages.bodies import Message
+from baccarat.messages.bodies import AlarmsMessage, Message
 from baccarat.messages.catalog import make_serializers
 
 log = logging.getLogger("baccarat.daemon")
@@ -132,12 +132,14 @@ class Table:
         for inp in report.inputs:
             regenerated += self.engine.feed(inp).messages
         cursor = self._read_cursor()
+        listed = [m for m in regenerated if isinstance(m, AlarmsMessage)]
+        if listed and listed[-1].seq <= cursor:  # the open alarms again, for a broker that
+            self._queue(listed[-1], republished=True)  # lost its retained messages
         for message in regenerated:
             if message.seq > cursor:
                 self._queue(message)
         for problem in report.problems:
             self.handle(DeviceReport("journal", str(problem), ts=now()))
-        self._queue(self.engine.alarms_message(), republished=True)  # the open alarms now
         log.info(
             "journal: %d input(s) replayed, %d message(s) to publish again, %d problem(s)%s",
             len(report.inputs), len(self.outbox), len(report.problems),

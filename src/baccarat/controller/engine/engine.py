@@ -159,10 +159,11 @@ class Engine:
     def alarms_message(self, extra: Sequence[AlarmMessage] = ()) -> AlarmsMessage:
         """The ``alarms`` body of the open alarms now, plus ``extra`` ones, after them.
 
-        For whoever publishes it outside :meth:`feed` (the table, on start, or with alarms
-        the journal cannot record): it takes no new ``seq`` but the last one given, the
-        state it describes, so the engine's sequence and a replay are unchanged. A board
-        takes an ``alarms`` body whose ``seq`` is not below the last one it took.
+        For the table, to publish alarms the journal cannot record (a disk fault): it
+        takes no new ``seq`` but the engine's last one, so the engine's sequence and a
+        replay stay as they are. A board takes an ``alarms`` body whose ``seq`` is not
+        below the last one it took, so this one replaces the engine's of the same ``seq``;
+        a subscriber that drops duplicates by ``seq`` alone would drop it.
         """
         return self._alarms_message(self.seq, extra)
 

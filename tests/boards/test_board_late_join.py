@@ -53,10 +53,10 @@ def test_an_alarms_body_keeps_what_the_board_heard_after_it() -> None:
     assert older is stale
 
 
-def test_a_newer_copy_of_a_coalesced_alarm_updates_its_count() -> None:
+def test_the_alarms_body_gives_a_coalesced_alarm_its_count() -> None:
     first = _lasting(alarm(10, 1))
-    more = replace(first, seq=12, count=2, cards=["5D", "AS"])
-    state = fold_all(BoardState(), [first, more, first])
+    coalesced = replace(first, count=2, cards=["5D", "AS"])  # raised once: the same seq
+    state = fold_all(BoardState(), [first, AlarmsMessage(seq=12, alarms=[coalesced]), first])
     assert [(a.id, a.count) for a in state.alarms] == [(1, 2)]
 
 

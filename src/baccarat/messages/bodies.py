@@ -180,8 +180,9 @@ class AlarmMessage(Message):
     count: Annotated[
         int,
         Field(
-            description="Cards this alarm holds aside: more than one when cards of the same "
-            "kind came into a table it already blocks (they are coalesced into it)."
+            description="Cards this alarm holds aside. More than one only on the retained "
+            "alarms topic: cards of the same kind that came into a table the alarm already "
+            "blocks are coalesced into it."
         ),
     ] = 1
     cards: Annotated[
@@ -201,8 +202,9 @@ class AlarmMessage(Message):
 class AlarmsMessage(Message):
     """Every open alarm, oldest first (retained): what a screen that connects late needs.
 
-    Sent whenever an alarm opens, changes or is settled. Each item is the latest ``alarm``
-    message of that alarm, as it was published.
+    Sent whenever an alarm opens, changes or is settled. Each item is the ``alarm`` message
+    that raised it (same ``seq``), with ``card``, ``text``, ``count`` and ``cards`` as they
+    are now: an alarm that cards were coalesced into changes only here.
     """
 
     topic: ClassVar[str] = "alarms"

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Literal, NamedTuple
 
 from baccarat.cards import RANKS, Card
@@ -320,7 +321,7 @@ class Engine:
             for alarm in waiting:
                 if alarm.holds_card and alarm.kind == kind:
                     alarm.cards.append(card)
-                    self._announce(alarm, owner, card)
+                    self._recount(alarm)
                     return alarm
         self.alarm_seq += 1
         alarm = Alarm(
@@ -340,9 +341,7 @@ class Engine:
         return alarm
 
     def _announce(self, alarm: Alarm, owner: Round | None, card: Card | None) -> None:
-        """Publish the alarm as it stands now: raised, or with more or fewer cards held."""
-        codes = [c.code if c else None for c in alarm.cards]
-        text = alarm.text if len(codes) < 2 else alarms.coalesced(alarm.text, codes)
+        """Publish a new alarm."""
         alarm.message = AlarmMessage(
             seq=self._next_seq(),
             ts=self._ts,
@@ -353,15 +352,26 @@ class Engine:
             corrections=alarm.corrections,
             shoe=self.shoe.number if self.shoe else None,
             round=owner.number if owner else None,
-            card=codes[0] if alarm.holds_card else card.code if card else None,
-            text=text,
-            count=max(len(codes), 1),
-            cards=codes,
+            card=card.code if card else None,
+            text=alarm.text,
+            cards=[card.code if card else None] if alarm.holds_card else [],
             lasting=alarm.id in self._open_alarms,
         )
         self._emit(alarm.message)
         if alarm.id in self._open_alarms:
             self._alarms_changed = True
+
+    def _recount(self, alarm: Alarm) -> None:
+        """A coalesced alarm holds a card more, or one fewer: only its open entry changes.
+
+        It was raised once; the retained ``alarms`` carries its count, cards and text.
+        """
+        codes = [c.code if c else None for c in alarm.cards]
+        text = alarm.text if len(codes) < 2 else alarms.coalesced(alarm.text, codes)
+        alarm.message = replace(
+            alarm.message, card=codes[0], text=text, count=len(codes), cards=codes
+        )
+        self._alarms_changed = True
 
     def _clear(self, alarm: Alarm, by: str, owner: Round | None) -> None:
         if owner is not None and alarm in owner.alarms:
@@ -843,7 +853,7 @@ class Engine:
         else:
             self._burn_card(shoe, card, owner)
         if alarm.cards:
-            self._announce(alarm, owner, None)  # it still holds cards: one fewer
+            self._recount(alarm)  # it still holds cards: one fewer
         else:
             self._clear(alarm, "accept_as_burn", owner)
         published_before = owner is not None and owner.published

@@ -77,7 +77,7 @@ def test_cards_dealt_into_a_blocked_round_are_coalesced_into_one_alarm() -> None
     assert (last.id, last.seq, last.count, last.cards) == (1, raised[0].seq, len(held), held)
     assert len(of(table.log, "alarms")) == len(held)  # the open entry, at each card
     assert len(last.text) < 300, last.text
-    assert f"{len(held)} cards held aside: {held[0]}, {held[1]}, {held[2]} and" in last.text
+    assert f"{len(held)} cards held aside now: {held[0]}, {held[1]}, {held[2]} and" in last.text
     refusal = table.refused("open")
     assert f"#1 extra_card ({len(held)} cards)" in refusal
     assert len(refusal) < 200, refusal
@@ -86,8 +86,11 @@ def test_cards_dealt_into_a_blocked_round_are_coalesced_into_one_alarm() -> None
     assert of(out, "alarm") == []
     assert listed(table) == [(1, "extra_card", len(held) - 1)]
     assert of(out, "alarms")[0].alarms[0].card == held[1]
-    for _ in held[1:]:
-        out = table.do("accept_as_burn")
+    for _ in held[1:-1]:
+        table.do("accept_as_burn")
+    last = of(table.log, "alarms")[-1].alarms[0]
+    assert last.text.endswith(f"; 1 card held aside now: {held[-1]}")  # not the burned one
+    out = table.do("accept_as_burn")
     assert of(out, "alarm_cleared")[0].id == 1
     assert of(out, "alarms")[0].alarms == []
     assert of(table.do("open"), "round")[0].round == 2

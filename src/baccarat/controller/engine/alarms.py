@@ -135,8 +135,9 @@ def named(items: list[str]) -> str:
 
 
 def coalesced(text: str, codes: list[str | None]) -> str:
-    """The text of an alarm that holds several cards: its first text, then the cards."""
-    return f"{text}; {len(codes)} cards held aside: {named([card_name(c) for c in codes])}"
+    """The text of an alarm that cards were coalesced into: its first text, then its cards."""
+    held = "1 card" if len(codes) == 1 else f"{len(codes)} cards"
+    return f"{text}; {held} held aside now: {named([card_name(c) for c in codes])}"
 
 
 def listed(open_alarms: list[tuple[int, AlarmKind, int]]) -> str:

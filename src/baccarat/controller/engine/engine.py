@@ -367,7 +367,7 @@ class Engine:
         It was raised once; the retained ``alarms`` carries its count, cards and text.
         """
         codes = [c.code if c else None for c in alarm.cards]
-        text = alarm.text if len(codes) < 2 else alarms.coalesced(alarm.text, codes)
+        text = alarms.coalesced(alarm.text, codes)
         alarm.message = replace(
             alarm.message, card=codes[0], text=text, count=len(codes), cards=codes
         )

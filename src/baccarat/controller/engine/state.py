@@ -39,11 +39,6 @@ class Alarm:
     foreign: bool = False
     message: AlarmMessage = field(init=False)
 
-    @property
-    def card(self) -> Card | None:
-        """The oldest card the alarm holds (or the card it was raised for)."""
-        return self.cards[0] if self.cards else None
-
 
 @dataclass(frozen=True, slots=True)
 class WithheldCard:

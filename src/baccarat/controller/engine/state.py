@@ -20,7 +20,10 @@ from baccarat.rules.tableau import Position, Winner
 
 @dataclass(slots=True)
 class Alarm:
-    """An alarm that is open: it waits for a correction, or for its device to recover.
+    """An alarm the engine raised: open until settled, or a one-off notice.
+
+    An open alarm waits for a correction (it has ``corrections``), or, a ``link_down``, for
+    its link to be up again.
 
     ``holds_card`` when the alarm holds cards aside, in nobody's hand: ``cards`` are those
     cards, oldest first (``None`` for one the shoe could not read). More than one when

@@ -56,12 +56,12 @@ from baccarat.drivers import events as ev
 from baccarat.drivers.serial_source import SerialSource
 from baccarat.drivers.source import DeviceSource
 from baccarat.drivers.usb_source import UsbSettings, UsbSource
-from baccarat.messages.bodies import Message
+from baccarat.messages.bodies import AlarmsMessage, Message
 from baccarat.messages.catalog import make_serializers
 
 log = logging.getLogger("baccarat.daemon")
 
-RETAINED: Final = frozenset({"shoe", "round", "roads", "recall"})
+RETAINED: Final = frozenset({"shoe", "round", "roads", "recall", "alarms"})
 """Topics that hold state: retained, so a board that connects late sees it at once."""
 CURSOR_FILE: Final = "published"
 CURSOR_INTERVAL: Final = 0.5
@@ -191,11 +191,15 @@ class Table:
         older = older_messages(self.journal.folder, report.header, self.profile, cursor)
         self.engine = Engine.resume(self.profile, report.counters)
         regenerated = list(older.messages)
+        listed: AlarmsMessage | None = None
         for inp in report.inputs:
             messages = self.engine.feed(inp).messages
             if self.metrics is not None:
                 self.metrics.tally.count(messages)
+            listed = next((m for m in reversed(messages) if isinstance(m, AlarmsMessage)), listed)
             regenerated += [m for m in messages if m.seq > cursor]
+        if listed is not None and listed.seq <= cursor:  # the open alarms again, for a
+            self._queue(listed, republished=True)  # broker that lost its retained messages
         for message in regenerated:
             self._queue(message)
         for problem in report.problems:
@@ -322,15 +326,17 @@ class Table:
                 self.stop_on_fault(f"{exc}: cannot record inputs")
         return outcome
 
-    def _queue(self, message: Message) -> None:
+    def _queue(self, message: Message, *, republished: bool = False) -> None:
+        """Queue a message; a ``republished`` one (a copy, its seq not new) moves no cursor."""
         topic = message.topic
         try:
             payload = message.to_bytes()
         except Exception:  # a bug, not an input: the table goes on, the seq shows the gap
             log.exception("message seq %s (%s): no body, not published", message.seq, topic)
             return
+        seq = None if republished else message.seq
         self.outbox.put(
-            OutMessage(self.config.topic(topic), payload, retain=topic in RETAINED, seq=message.seq)
+            OutMessage(self.config.topic(topic), payload, retain=topic in RETAINED, seq=seq)
         )
 
     def on_device_event(self, event: ev.DeviceEvent) -> None:

@@ -45,7 +45,13 @@ from baccarat.controller.engine.inputs import (
     Reveal,
     VoidRound,
 )
-from baccarat.controller.faults import FAULT_EXIT, encoded, fault_alarm, fault_status
+from baccarat.controller.faults import (
+    FAULT_EXIT,
+    FAULT_TOPIC,
+    encoded,
+    fault_alarm,
+    fault_status,
+)
 from baccarat.controller.journal.reader import JournalError
 from baccarat.controller.journal.records import as_recorded
 from baccarat.controller.journal.writer import Journal, JournalLockedError
@@ -270,15 +276,15 @@ class Table:
     def _queue_fault(self) -> None:
         """Queue the fault alarm and, unless another process holds the table, its status."""
         assert self.fault is not None
-        shoe, rnd = self.engine.shoe, self.engine.round
-        alarm = fault_alarm(
-            self.fault, table=self.config.table, shoe=shoe.number if shoe else None,
-            round_number=rnd.number if rnd else None, ts=self.now(),
-        )
+        shoe = self.engine.shoe.number if self.engine.shoe else None
+        rnd = self.engine.round.number if self.engine.round else None
+        ts = self.now()
+        alarm = fault_alarm(self.fault, table=self.config.table, shoe=shoe, round_number=rnd, ts=ts)
         self.outbox.put(OutMessage(self.config.topic("alarm"), encoded(alarm)))
         if self._fault_locked:
             self.publisher.status_on_connect = None
             return
+        self.outbox.put(OutMessage(self.config.topic(FAULT_TOPIC), encoded(alarm), retain=True))
         status = fault_status(self.fault, table=self.config.table)
         self.publisher.status_on_connect = status  # and on a connection not yet made
         if self.publisher.connected.is_set():
@@ -434,6 +440,8 @@ class Table:
             self.stop_on_fault(str(exc), locked=isinstance(exc, JournalLockedError))
             await self._report_fault(stop)
             return
+        # the journal is good: a fault a previous run left retained is over
+        self.outbox.put(OutMessage(self.config.topic(FAULT_TOPIC), b"", retain=True))
         device = self.device = open_device(self.config.device)
         # What start-up made (modules, schemas, the replayed state) lives as long as the
         # process: keep the garbage collector's full passes off it, so that one of them

@@ -81,6 +81,11 @@ class Sender(Protocol):
         ...
 
     @property
+    def answers_due(self) -> int:
+        """Answers to the host's questions waiting to be written."""
+        ...
+
+    @property
     def in_flight(self) -> int:
         """Frames written and not yet acknowledged."""
         ...
@@ -121,6 +126,11 @@ class LineSender:
 
     def receive(self, data: bytes) -> int:
         """The host never talks in ``line``: ignored."""
+        return 0
+
+    @property
+    def answers_due(self) -> int:
+        """The host asks nothing in ``line``."""
         return 0
 
     @property
@@ -309,10 +319,11 @@ class VirtualShoe:
             log.warning("%s: reading the pty failed (%s); no more ACKs", self.link, exc)
             asyncio.get_running_loop().remove_reader(self._master)
             return
-        if self.sender.receive(data):
+        released = self.sender.receive(data)
+        if released or self.sender.answers_due:
             self._wakeup.set()
-            if self.sender.idle:
-                self._idle.set()
+        if released and self.sender.idle:
+            self._idle.set()
 
     # -- writing -----------------------------------------------------------------------
 

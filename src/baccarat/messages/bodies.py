@@ -36,6 +36,7 @@ AlarmKind = Literal[
     "device_fault",
     "bad_data",
     "journal_damaged",
+    "sequence_gap",
 ]
 Correction = Literal["accept_as_burn", "void", "deal", "declare", "burn", "open"]
 ShoePhase = Literal["burning", "ready", "in_round", "closed"]

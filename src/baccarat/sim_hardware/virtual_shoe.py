@@ -192,8 +192,10 @@ class VirtualShoe:
         self.events_sent = 0
         self.cards_sent = 0
         self.counters: dict[str, int] = dict.fromkeys(
-            ("bytes_out", "bytes_lost", "writes", "unplugs", "skipped_events"), 0
+            ("bytes_out", "bytes_lost", "writes", "unplugs", "skipped_events", "frames_cut"), 0
         )
+        self.cut: Callable[[bytes], bool] | None = None
+        """A precise cut on the wire: each frame it returns ``True`` for is lost."""
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -340,6 +342,9 @@ class VirtualShoe:
                 if self.sender.idle:
                     self._idle.set()
                 await self._wait(self.sender.next_deadline())
+                continue
+            if self.cut is not None and self.cut(frame):
+                self.counters["frames_cut"] += 1
                 continue
             for index, chunk in enumerate(self.faults.apply(frame)):
                 if index:

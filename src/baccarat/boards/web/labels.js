@@ -93,6 +93,7 @@ export const ALARM_KINDS = {
   device_fault: ["Device fault", "裝置故障", "装置故障"],
   bad_data: ["Bad data from the shoe", "牌靴資料錯誤", "牌靴数据错误"],
   journal_damaged: ["Journal damaged", "記錄損壞", "记录损坏"],
+  sequence_gap: ["Shoe frames lost", "牌靴訊框遺失", "牌靴帧丢失"],
 };
 
 // The page's language modes: which of the three texts show. `both` is the default; `zh`

@@ -22,6 +22,7 @@ ARTICLE: Final[dict[AlarmKind, str]] = {
     "device_fault": "device",
     "bad_data": "device",
     "journal_damaged": "device",
+    "sequence_gap": "device",
 }
 """The article of the rules (or ``device``) that each kind of alarm cites."""
 
@@ -30,6 +31,7 @@ DEVICE_ALARM: Final[dict[DeviceReportKind, AlarmKind]] = {
     "fault": "device_fault",
     "bad_data": "bad_data",
     "journal": "journal_damaged",
+    "sequence_gap": "sequence_gap",
 }
 """The alarm a device report raises (``link_up`` clears ``link_down`` instead)."""
 

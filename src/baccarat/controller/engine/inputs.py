@@ -154,7 +154,9 @@ class EndShoe(Input):
         return "end"
 
 
-DeviceReportKind = Literal["link_down", "link_up", "fault", "bad_data", "journal"]
+DeviceReportKind = Literal[
+    "link_down", "link_up", "fault", "bad_data", "journal", "sequence_gap"
+]
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,7 +38,7 @@ class Table:
 
     def __init__(self, sender: FramedSender, *, answers: bool = True) -> None:
         self.device = sender
-        self.host = FramedDecoder()
+        self.host = FramedDecoder(clock=self.clock)
         self.answers = answers  # False: a device of protocol version 1 (ignores QUERY)
         self.now = 0.0
         self.recorded: list[DeviceEvent] = []
@@ -49,9 +49,12 @@ class Table:
         self.lose: WireFilter = lambda _n, _frame: True
         self.acks_lost = False  # the host's bytes do not reach the device
 
+    def clock(self) -> float:
+        return self.now
+
     def restart_host(self, *, fresh: bool = False) -> None:
         """The host stops and starts again, resuming after the last frame it recorded."""
-        self.host = FramedDecoder()
+        self.host = FramedDecoder(clock=self.clock)
         last = [e.seq for e in self.recorded if e.seq is not None]
         if last and not fresh:
             self.host.resume_after(last[-1])
@@ -183,7 +186,7 @@ def test_a_fresh_host_mid_retransmission_never_acknowledges_what_it_did_not_take
     table = Table(shoe())
     table.run(0.2)  # the HELLO is taken and acknowledged
     first_seq = table.device.oldest_unacknowledged
-    table.host = FramedDecoder()  # a host with no record, from now on
+    table.host = FramedDecoder(clock=table.clock)  # a host with no record, from now on
     table.recorded.clear()
     table.taken.clear()
     table.host_bytes_out.clear()
@@ -208,6 +211,27 @@ def test_a_lost_first_retransmission_is_waited_for_after_a_restart() -> None:
     table.lose = lambda _n, frame: seq_of(frame) != oldest or table.now > 5.0
     table.run(3.0)
     assert table.cards() == CARDS[:4]
+    assert table.gaps == []
+
+
+def test_retransmissions_piled_up_before_the_port_opened_are_not_taken_for_version_1() -> None:
+    """The host reads seconds of retransmissions at once: the answer is still waited for."""
+    table = Table(shoe())
+    deal(table, CARDS[:1])
+    table.run(3.5)  # a card, then heartbeats acknowledged and not recorded
+    table.restart_host()
+    deal(table, CARDS[1:3])
+    pile = b""
+    for _ in range(40):  # two seconds of go-back-N rounds, waiting in the port's buffer
+        while (frame := table.device.next_frame(table.now)) is not None:
+            pile += frame
+        table.now += TICK
+    third = len(pile) // 3
+    for chunk in (pile[:third], pile[third : 2 * third], pile[2 * third :]):
+        assert table.host.feed(chunk) == []
+        table.device.receive(table.host.pending_output())  # a QUERY each time
+    table.run(2.0)
+    assert table.cards() == CARDS[:3]
     assert table.gaps == []
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import binascii
 import logging
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -86,6 +87,8 @@ STUCK_SIGHTINGS: Final = 2
 """Times one frame ahead of the expected one comes, without it, before the host asks."""
 QUERIES_BEFORE_V1: Final = 2
 """Queries left unanswered before the host follows the retransmissions (a version-1 device)."""
+ANSWER_TIMEOUT: Final = 1.0
+"""Seconds since the first QUERY after which an unanswered device is taken for version 1."""
 V1_SIGHTINGS: Final = 2
 """Times a version-1 device must repeat the first of its frames before the host goes on there."""
 _HOST_FRAMES: Final = frozenset({ACK, QUERY})
@@ -388,6 +391,7 @@ class _Placing:
     recorded: int | None = None
     expected: int | None = None
     first_query: int | None = None
+    first_query_at: float = 0.0
     queries: int = 0
     held: dict[int, tuple[int, bytes]] = field(default_factory=dict)
     sightings: Counter[int] = field(default_factory=Counter)
@@ -416,8 +420,14 @@ class FramedDecoder:
     (the device restarted) places the sequence at the HELLO.
     """
 
-    def __init__(self, *, expected: int | None = None) -> None:
-        """``expected``: the device's next sequence number, if known (tests); else ask."""
+    def __init__(
+        self, *, expected: int | None = None, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        """``expected``: the device's next sequence number, if known (tests); else ask.
+
+        ``clock``: seconds, for :data:`ANSWER_TIMEOUT` (tests give their own).
+        """
+        self._clock = clock
         self._splitter = FrameSplitter()
         self._expected = 0 if expected is None else expected & 0xFF
         self._placing: _Placing | None = _Placing("start") if expected is None else None
@@ -502,6 +512,7 @@ class FramedDecoder:
         if self._query_due and placing is not None:
             if placing.first_query is None:
                 placing.first_query = self._nonce
+                placing.first_query_at = self._clock()
             out += query_frame(self._nonce)
             self._nonce = (self._nonce + 1) & 0xFF
             placing.queries += 1
@@ -572,8 +583,13 @@ class FramedDecoder:
             self._place(seq, events)  # the frame that was missing came after all
             return
         self._query_due = True
-        if placing.queries >= QUERIES_BEFORE_V1:
+        if self._unanswered(placing):
             self._place_by_retransmissions(placing, events)
+
+    def _unanswered(self, placing: _Placing) -> bool:
+        """Whether the device left the queries unanswered long enough to be version 1."""
+        waited = self._clock() - placing.first_query_at
+        return placing.queries >= QUERIES_BEFORE_V1 and waited >= ANSWER_TIMEOUT
 
     def _position(self, nonce: int, payload: bytes, events: list[DeviceEvent]) -> None:
         """The device's answer to a QUERY: its oldest unacknowledged and its next frame."""

@@ -325,3 +325,25 @@ def test_journal_keeps_the_device_frame_number(tmp_path: Path) -> None:
     assert recovery.last_device_seq == 17
     assert [i.device_seq for i in recovery.inputs] == [17, None]
     assert recovery.inputs[0] == DrawCard(parse_card("AS"), ts=1.5)  # not part of equality
+
+
+def test_an_answer_to_no_question_of_this_placing_is_ignored() -> None:
+    decoder = FramedDecoder()
+    card = FramedEncoder(first_seq=4).encode(CardDrawn(parse_card("AS")))
+    assert decoder.feed(framed.position_frame(0, 1, 9, 7)) == []  # nothing was asked yet
+    assert decoder.feed(card) == []
+    assert decoder.pending_output() == framed.query_frame(0)
+    assert decoder.feed(framed.position_frame(5, 1, 9, 7)) == []  # not our nonce
+    assert not decoder.placed
+    assert decoder.counters["unexpected_frames"] == 2
+    assert decoder.feed(framed.position_frame(0, 4, 5, 7)) == [CardDrawn(parse_card("AS"), seq=4)]
+
+
+def test_a_hello_while_placing_starts_the_new_session_at_once() -> None:
+    """The device restarted while the host was away: its HELLO is the oldest frame."""
+    encoder = FramedEncoder()
+    stream = encoder.hello(0x4242) + encoder.encode(CardDrawn(parse_card("KD")))
+    decoder = FramedDecoder()
+    decoder.resume_after(120)
+    assert decoder.feed(stream) == [CardDrawn(parse_card("KD"), seq=1)]
+    assert decoder.pending_output() == ack_frame(1)  # no QUERY: the HELLO placed it

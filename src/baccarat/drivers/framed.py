@@ -606,7 +606,7 @@ class FramedDecoder:
         elif placing.reason == "stuck" and expected is not None and not _behind(expected, oldest):
             self._place(expected, events)  # the device still has it: it comes again
         elif placing.reason == "stuck" and expected is not None:
-            self._gap(expected, oldest, "the device went on without it", events)
+            self._gap(expected, oldest, "the device went on without them", events)
             self._place(oldest, events)
         else:
             if expected is not None and oldest != expected:
@@ -633,8 +633,13 @@ class FramedDecoder:
         if not starts:
             return
         start = max(starts, key=lambda s: sightings[s])
+        log.info("framed: no answer to QUERY: following the retransmissions from frame %d "
+                 "(a device of protocol version 1)", start)
         if expected is not None and start != expected:
-            why = "a device of protocol version 1 cannot say whether they were heartbeats"
+            why = (
+                "the device went on without them" if placing.reason == "stuck"
+                else "a device of protocol version 1 cannot say whether they were heartbeats"
+            )
             self._gap(expected, start, why, events)
         self._place(start, events)
 

@@ -556,7 +556,8 @@ class FramedDecoder:
         self._expected = (seq + 1) & 0xFF
         self._ackable = seq
         self._ack_due = True
-        self._sightings.clear()
+        if self._sightings:
+            self._sightings.clear()
         if frame_type != HELLO:
             events.append(frame_event(frame_type, payload, seq))
 

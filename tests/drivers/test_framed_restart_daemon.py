@@ -112,6 +112,7 @@ async def test_a_restart_after_an_idle_gap_takes_every_card_once(
                     await asyncio.to_thread(daemon.kill)
                 else:
                     assert await asyncio.to_thread(daemon.stop) == 0
+                spawned = time.monotonic()
                 await asyncio.to_thread(daemon.start)
                 ready = time.monotonic()
                 dealing = asyncio.create_task(deal(shoe, CARDS[4:]))
@@ -124,6 +125,7 @@ async def test_a_restart_after_an_idle_gap_takes_every_card_once(
                 assert await asyncio.to_thread(daemon.stop) == 0
         finally:
             daemon.close()
+    print(f"{how}: ready {ready - spawned:.2f} s after start, card {flowing_after:.2f} s later")
     assert flowing_after < FLOW_AGAIN, f"cards flowed again {flowing_after:.2f} s after ready"
     assert published_cards(board) == [str(card) for card in CARDS]
     assert journal_cards(daemon) == [str(card) for card in CARDS]

@@ -8,8 +8,12 @@ it; a restart is a new decoder told the last recorded sequence number.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from baccarat.cards import ALL_CARDS, parse_card
 from baccarat.controller.engine.inputs import DrawCard
@@ -347,3 +351,68 @@ def test_a_hello_while_placing_starts_the_new_session_at_once() -> None:
     decoder.resume_after(120)
     assert decoder.feed(stream) == [CardDrawn(parse_card("KD"), seq=1)]
     assert decoder.pending_output() == ack_frame(1)  # no QUERY: the HELLO placed it
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["deal", "idle", "restart", "fresh", "noise", "deaf"]),
+            st.integers(1, 200),
+        ),
+        min_size=1,
+        max_size=12,
+    ),
+    st.randoms(use_true_random=False),
+)
+def test_any_mix_of_restarts_idle_and_losses_takes_every_card_once(
+    steps: list[tuple[str, int]], rng: random.Random
+) -> None:
+    """Random shoes: cards, idle minutes, host restarts, a lossy wire, lost ACKs.
+
+    At the end, after a clean second or two, every card was recorded once, in order, and
+    nothing was called a gap. ``fresh``: a host with no record, which must start at the
+    device's oldest unacknowledged card (so it is compared from there).
+    """
+    table = Table(shoe())
+    dealt: list[str] = []
+    fresh_from: int | None = None
+    for action, size in steps:
+        table.lose = lambda _n, _frame: True
+        table.acks_lost = False
+        if action == "deal":
+            codes = [str(ALL_CARDS[(len(dealt) + i) % 52]) for i in range(size % 9 + 1)]
+            deal(table, codes)
+            dealt += codes
+            table.run(0.3 * len(codes))
+        elif action == "idle":
+            table.run(size * 1.0)  # up to 200 heartbeats
+        elif action == "restart":
+            table.run(0.1 * (size % 7))
+            table.restart_host()
+        elif action == "fresh":
+            table.restart_host(fresh=True)
+            fresh_from = len(table.recorded)
+        elif action == "noise":
+            table.lose = lambda _n, _frame: rng.random() > 0.3
+            table.run(size % 5 + 1.0)
+        else:  # the host's bytes are lost for a while (less than ANSWER_TIMEOUT)
+            table.acks_lost = True
+            table.run(0.5 * (size % 3) + 0.5)
+            table.acks_lost = False
+            table.run(0.5)
+    table.lose = lambda _n, _frame: True
+    table.acks_lost = False
+    last = [str(card) for card in ALL_CARDS[48:52]]  # cards must flow after it all
+    deal(table, last)
+    dealt += last
+    table.run(4.0)
+    cards = table.cards()
+    assert table.gaps == []
+    if fresh_from is None:
+        assert cards == dealt
+    else:  # the fresh host took over at the oldest card the device still had
+        later = cards[fresh_from:]
+        assert later == dealt[len(dealt) - len(later) :]
+        assert cards[:fresh_from] == dealt[:fresh_from]
+    assert table.device.idle or not table.device.queued

@@ -87,7 +87,7 @@ STUCK_SIGHTINGS: Final = 2
 """Times one frame ahead of the expected one comes, without it, before the host asks."""
 QUERIES_BEFORE_V1: Final = 2
 """Queries left unanswered before the host follows the retransmissions (a version-1 device)."""
-ANSWER_TIMEOUT: Final = 1.0
+ANSWER_TIMEOUT: Final = 2.0
 """Seconds since the first QUERY after which an unanswered device is taken for version 1."""
 V1_SIGHTINGS: Final = 2
 """Times a version-1 device must repeat the first of its frames before the host goes on there."""

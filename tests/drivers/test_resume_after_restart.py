@@ -416,3 +416,50 @@ def test_any_mix_of_restarts_idle_and_losses_takes_every_card_once(
         assert later == dealt[len(dealt) - len(later) :]
         assert cards[:fresh_from] == dealt[:fresh_from]
     assert table.device.idle or not table.device.queued
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["deal", "idle", "restart", "noise"]), st.integers(1, 200)),
+        min_size=1,
+        max_size=10,
+    ),
+    st.randoms(use_true_random=False),
+)
+def test_a_version_1_device_loses_no_card_unseen(
+    steps: list[tuple[str, int]], rng: random.Random
+) -> None:
+    """A device that ignores QUERY: cards flow again, none twice, none lost unseen.
+
+    A card missing is always reported by a sequence gap (the host could not tell the
+    heartbeats it acknowledged from events).
+    """
+    table = Table(shoe(), answers=False)
+    dealt: list[str] = []
+    for action, size in steps:
+        table.lose = lambda _n, _frame: True
+        if action == "deal":
+            codes = [str(ALL_CARDS[(len(dealt) + i) % 52]) for i in range(size % 9 + 1)]
+            deal(table, codes)
+            dealt += codes
+            table.run(0.3 * len(codes))
+        elif action == "idle":
+            table.run(size * 1.0)
+        elif action == "restart":
+            table.run(0.1 * (size % 7))
+            table.restart_host()
+        else:
+            table.lose = lambda _n, _frame: rng.random() > 0.3
+            table.run(size % 5 + 1.0)
+    table.lose = lambda _n, _frame: True
+    last = [str(card) for card in ALL_CARDS[48:52]]
+    deal(table, last)
+    dealt += last
+    table.run(6.0)
+    cards = table.cards()
+    assert cards[-4:] == last
+    remaining = iter(dealt)
+    assert all(card in remaining for card in cards)  # in order, none twice
+    if len(cards) < len(dealt):
+        assert table.gaps

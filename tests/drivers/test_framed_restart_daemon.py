@@ -209,13 +209,15 @@ async def test_a_gap_the_host_cannot_fill_is_an_alarm_within_seconds(
                 assert shoe.sender.forget(2) == 2  # ... and the shoe forgets the two frames
                 shoe.cut = None
                 lost_at = time.monotonic()
-                await deal(shoe, CARDS[4:6])
+                dealing = asyncio.create_task(deal(shoe, CARDS[4:6]))
                 await board.wait_for(lambda b: bool(gap_alarms(b)), WITHIN)
                 alarm_after = time.monotonic() - lost_at
+                await dealing
                 await board.wait_for(cards_published(4), WITHIN)
                 assert await asyncio.to_thread(daemon.stop) == 0
         finally:
             daemon.close()
+    print(f"sequence_gap alarm {alarm_after:.2f} s after the shoe lost its frames")
     assert alarm_after < 5.0, f"the gap was raised {alarm_after:.2f} s after it happened"
     (alarm,) = gap_alarms(board)
     assert "(2) not received" in str(alarm["text"])

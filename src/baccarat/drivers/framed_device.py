@@ -31,6 +31,8 @@ RETRANSMIT_TIMEOUT: Final = 0.5
 HEARTBEAT_INTERVAL: Final = 1.0
 WINDOW: Final = 8
 """Most frames a device may have sent and not yet seen acknowledged (at most 127)."""
+ANSWERS_MAX: Final = 4
+"""QUERYs waiting for their answer at most; a host that asks faster gets the newest."""
 
 
 @dataclass(slots=True)
@@ -72,7 +74,7 @@ class FramedSender:
         self._encoder = FramedEncoder()
         self._queue: deque[tuple[int, bytes]] = deque()  # frame type, payload: no seq yet
         self._queue.append((HELLO, hello_payload(self.session)))
-        self._answers: deque[bytes] = deque()
+        self._answers: deque[int] = deque(maxlen=ANSWERS_MAX)  # the QUERYs' nonces
         self._in_flight: deque[_InFlight] = deque()
         self._cursor = 0  # frames in flight before this index were sent this round
         self._last_sent: float | None = None
@@ -128,8 +130,10 @@ class FramedSender:
 
     def next_frame(self, now: float) -> bytes | None:
         """The next frame to write at time ``now`` (answers, retransmissions, new), or ``None``."""
-        if self._answers:
-            return self._answers.popleft()
+        if self._answers:  # as things stand when it is sent
+            nonce = self._answers.popleft()
+            return position_frame(nonce, self.oldest_unacknowledged, self._encoder.next_seq,
+                                  self.session)
         in_flight = self._in_flight
         if (
             in_flight
@@ -184,8 +188,7 @@ class FramedSender:
                 released += self._release(body[1])
             elif body[2] == QUERY:
                 self.queries_in += 1
-                oldest, next_seq = self.oldest_unacknowledged, self._encoder.next_seq
-                self._answers.append(position_frame(body[1], oldest, next_seq, self.session))
+                self._answers.append(body[1])
         return released
 
     def _release(self, acked: int) -> int:

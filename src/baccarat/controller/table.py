@@ -627,6 +627,8 @@ def _device_input(event: ev.DeviceEvent, ts: float) -> Input | None:
         return DeviceReport("link_down", event.reason, ts=ts)
     if isinstance(event, ev.LinkUp):
         return DeviceReport("link_up", event.detail, ts=ts)
+    if isinstance(event, ev.SequenceGap):
+        return DeviceReport("sequence_gap", event.detail, ts=ts)
     return None
 
 

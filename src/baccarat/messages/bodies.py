@@ -39,6 +39,7 @@ AlarmKind = Literal[
     "journal_damaged",
     "restart_in_round",
     "clock_behind",
+    "sequence_gap",
 ]
 Correction = Literal["accept_as_burn", "void", "deal", "declare", "burn", "open"]
 ShoePhase = Literal["burning", "ready", "in_round", "closed"]

@@ -25,6 +25,7 @@ ARTICLE: Final[dict[AlarmKind, str]] = {
     "journal_damaged": "device",
     "restart_in_round": "device",
     "clock_behind": "device",
+    "sequence_gap": "device",
 }
 """The article of the rules (or ``device``) that each kind of alarm cites."""
 
@@ -35,6 +36,7 @@ DEVICE_ALARM: Final[dict[DeviceReportKind, AlarmKind]] = {
     "journal": "journal_damaged",
     "restart": "restart_in_round",
     "clock": "clock_behind",
+    "sequence_gap": "sequence_gap",
 }
 """The alarm a device report raises (``link_up`` clears ``link_down`` instead)."""
 

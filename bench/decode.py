@@ -19,6 +19,7 @@ from collections.abc import Iterable
 
 from baccarat.drivers.codec import Codec, codec_names, get_codec
 from baccarat.drivers.events import DeviceEvent
+from baccarat.drivers.framed import FramedEncoder
 from baccarat.sim_hardware.dealer import Dealer
 from baccarat.sim_hardware.faults import FaultInjector, FaultPlan
 
@@ -49,6 +50,8 @@ def encode(codec: Codec, events: Iterable[DeviceEvent], plan: FaultPlan | None) 
     injector = FaultInjector(plan)
     retransmits = codec.heartbeat_timeout is not None
     chunks: list[bytes] = []
+    if isinstance(encoder, FramedEncoder):  # a device starts with one: it places the host
+        chunks.append(encoder.hello(1))
     for event in events:
         frame = encoder.encode(event)
         writes = injector.apply(frame)

@@ -258,9 +258,10 @@ async def test_a_replayed_shoe_step_by_step(
         assert board["rejected"] == 0
         await page.screenshot(artifacts / "web-board-end-of-shoe.png")
 
-        # Copies of old messages, as after a reconnect with QoS 1, change nothing; then the
+        # Copies of old messages, as after a reconnect with QoS 1, change nothing (copies
+        # within SEQ_RESTART_GAP of the newest: further back is a restarted controller); then the
         # controller goes offline (published after them, so drawn after them).
-        await publish(client, shoe, 0, len(shoe.messages) // 2)
+        await publish(client, shoe, len(shoe.messages) // 2, len(shoe.messages))  # in the gap
         await client.publish(status, status_payload("offline", TABLE), qos=1, retain=True)
         await page.wait_for("!!document.querySelector('[data-controller=offline]')", limit=WAIT)
         offline = {**board, "controller": "offline", "overlay": "offline"}
@@ -315,6 +316,19 @@ FOLD_CHECKS = """(async () => {
   s = all(s, [shoe(5000, 2), result(5001, 3, 'player'), shoe(2, 3)]);
   out.restart = [s.shoe.shoe, s.highestSeq, lastResult(s)];
   out.rejected = fold(s, {nothing: true}).rejected;
+  // a page opened late: the alarms list and the round's cards so far
+  const open = (seq, id, lasting) => ({...alarm(seq, id), lasting});
+  let late = all(emptyState('T1'), [open(5, 9, false), open(10, 1, true), open(20, 2, true),
+    {type: 'alarms', seq: 15, alarms: [{...open(10, 1, true), count: 2}]}]);
+  out.alarms_list = late.alarms.map((a) => [a.id, a.count || 1]);
+  late = all(late, [{type: 'alarms', seq: 30, alarms: []},
+    {type: 'alarms', seq: 25, alarms: [open(20, 2, true)]}]);
+  out.alarms_settled = late.alarms.map((a) => a.id);
+  late = fold(late, {type: 'round', seq: 40, shoe: 1, round: 5, round_id: '1-5',
+    status: 'open', demo: false, next: 'B2', player_total: 3, banker_total: 9,
+    cards: [{position: 'P1', card: 'AS'}, {position: 'burn', card: null},
+      {position: 'B1', card: '9H'}, {position: 'P2', card: '2C'}]});
+  out.late_round = [late.live.cards, late.live.playerTotal, late.live.bankerTotal, late.live.next];
   return out;
 })()"""
 
@@ -340,6 +354,9 @@ async def test_the_page_folds_messages_like_the_terminal_board(tmp_path: Path) -
         "same_object": True,
         "restart": [3, 2, None],
         "rejected": 1,
+        "alarms_list": [[1, 2], [2, 1], [9, 1]],  # 1 coalesced, 2 raised after the list
+        "alarms_settled": [9],  # a one-off notice stays; an older list changes nothing
+        "late_round": [[["P1", "AS"], ["B1", "9H"], ["P2", "2C"]], 3, 9, "B2"],
     }
 
 

@@ -69,6 +69,8 @@ async def received(sub: aiomqtt.Client, within: float) -> list[dict[str, Any]]:
         async with asyncio.timeout(within):
             async for message in sub.messages:
                 assert isinstance(message.payload, bytes)
+                if not message.payload:
+                    continue  # a retained message cleared (the fault topic)
                 body = json.loads(message.payload)
                 if "seq" in body:
                     bodies.append(body)

@@ -79,7 +79,9 @@ def test_worked_examples_of_protocol_md() -> None:
     assert encode_frame(0x7E, framed.CARD, king_of_hearts) == wire("7E 02 7D 5E 10 0D 48 49 53 7E")
     assert encode_frame(0x33, framed.CARD, ace_of_spades) == wire("7E 02 33 10 01 53 F8 7D 5E 7E")
     hello = encode_frame(0, framed.HELLO, framed.hello_payload(0x1234))
-    assert hello == wire("7E 03 00 01 01 12 34 92 B2 7E")
+    assert hello == wire("7E 03 00 01 02 12 34 CB E2 7E")
+    assert framed.query_frame(0) == wire("7E 00 00 03 FC FF 7E")
+    assert framed.position_frame(0, 1, 3, 0x1234) == wire("7E 04 00 04 01 03 12 34 85 2C 7E")
     assert ack_frame(0) == wire("7E 00 00 02 EC DE 7E")
     assert encode_frame(1, framed.SHOE_INSERTED) == wire("7E 00 01 20 DB CF 7E")
     assert encode_frame(2, framed.CARD, ace_of_spades) == wire("7E 02 02 10 01 53 A2 23 7E")
@@ -90,7 +92,7 @@ def test_the_exchange_of_protocol_md_delivers_each_event_once() -> None:
     decoder = FramedDecoder()
     inserted = bytes.fromhex("7E 00 01 20 DB CF 7E")
     card = bytes.fromhex("7E 02 02 10 01 53 A2 23 7E")
-    events = decoder.feed(bytes.fromhex("7E 03 00 01 01 12 34 92 B2 7E"))
+    events = decoder.feed(bytes.fromhex("7E 03 00 01 02 12 34 CB E2 7E"))
     assert decoder.pending_output() == ack_frame(0)
     events += decoder.feed(inserted + card)
     assert decoder.pending_output() == ack_frame(2)
@@ -114,7 +116,7 @@ def test_every_event_round_trips_with_its_sequence_number() -> None:
     events += [CutCard(), ShoeInserted(), ShoeRemoved(), ShuffleStarted(), ShuffleDone()]
     events += [DealerButton(b) for b in BUTTONS] + [Heartbeat(), UnreadableCard(b"\x7e\x7d")]
     events += [DeviceFault(513, "card jam ✋")]
-    encoder, decoder = FramedEncoder(), FramedDecoder()
+    encoder, decoder = FramedEncoder(), FramedDecoder(expected=0)
     stream = b"".join(encoder.encode(e) for e in events)
     assert decoder.feed(stream) == [with_seq(e, i % 256) for i, e in enumerate(events)]
     assert decoder.counters["rejected_bytes"] == 0
@@ -134,7 +136,7 @@ def test_crc_error_names_expected_and_received_values() -> None:
 
 
 def test_duplicates_are_dropped_and_acknowledged_again() -> None:
-    encoder, decoder = FramedEncoder(), FramedDecoder()
+    encoder, decoder = FramedEncoder(), FramedDecoder(expected=0)
     frames = [encoder.encode(CardDrawn(c)) for c in ALL_CARDS[:3]]
     assert len(decoder.feed(frames[0] + frames[1])) == 2
     assert decoder.pending_output() == ack_frame(1)
@@ -145,7 +147,7 @@ def test_duplicates_are_dropped_and_acknowledged_again() -> None:
 
 
 def test_a_gap_is_not_delivered_until_the_missing_frame_comes() -> None:
-    encoder, decoder = FramedEncoder(), FramedDecoder()
+    encoder, decoder = FramedEncoder(), FramedDecoder(expected=0)
     frames = [encoder.encode(CardDrawn(c)) for c in ALL_CARDS[:3]]
     decoder.feed(frames[0])
     assert decoder.feed(frames[2]) == []
@@ -167,7 +169,7 @@ def test_hello_with_a_new_session_resets_the_sequence() -> None:
 
 
 def test_bad_payloads_are_reported_but_acknowledged() -> None:
-    decoder = FramedDecoder()
+    decoder = FramedDecoder(expected=0)
     events = decoder.feed(
         encode_frame(0, framed.CARD, b"\x0e\x53")
         + encode_frame(1, framed.BUTTON, b"\x09")
@@ -184,7 +186,12 @@ def test_registry_gives_both_sides() -> None:
     codec = get_codec("framed")
     assert codec.heartbeat_timeout == framed.HEARTBEAT_TIMEOUT
     frame = codec.encoder().encode(CardDrawn(parse_card("KD")))
-    assert codec.decoder().feed(frame) == [CardDrawn(parse_card("KD"), seq=0)]
+    decoder = codec.decoder()
+    assert decoder.feed(frame) == []  # a fresh host first asks where the device stands
+    assert decoder.pending_output() == framed.query_frame(0)
+    answer = framed.position_frame(0, oldest=0, next_seq=1, session=7)
+    assert decoder.feed(answer) == [CardDrawn(parse_card("KD"), seq=0)]
+    assert decoder.pending_output() == ack_frame(0)
 
 
 @given(st.binary(max_size=3000), st.lists(st.integers(min_value=0), max_size=30))
@@ -210,7 +217,7 @@ def test_every_frame_between_garbage_is_recovered_exactly_once(
 ) -> None:
     encoder = FramedEncoder()
     stream = lead + b"".join(encoder.encode(event) + garbage for event, garbage in pairs)
-    decoder = FramedDecoder()
+    decoder = FramedDecoder(expected=0)
     events: list[DeviceEvent] = []
     for chunk in chunked(stream, cuts):
         events += decoder.feed(chunk)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from baccarat.cards import ALL_CARDS
 from baccarat.drivers.events import CardDrawn, Heartbeat
-from baccarat.drivers.framed import FramedDecoder, ack_frame
+from baccarat.drivers.framed import FramedDecoder, ack_frame, position_frame, query_frame
 from baccarat.drivers.framed_device import FramedSender
 
 
@@ -43,3 +43,18 @@ def test_sender_sends_heartbeats_when_idle() -> None:
     beat = sender.next_frame(1.0)
     assert beat is not None
     assert FramedDecoder().feed(hello + beat) == [Heartbeat(seq=1)]
+
+
+def test_a_query_is_answered_first_as_things_stand_when_the_answer_goes() -> None:
+    sender = FramedSender(heartbeat_interval=None, session=0x0102)
+    sender.queue(CardDrawn(ALL_CARDS[0]))
+    sender.next_frame(0.0)
+    sender.next_frame(0.0)  # HELLO 0 and the card 1 in flight
+    sender.receive(query_frame(3) + ack_frame(0))  # the ACK came after the QUERY
+    assert sender.answers_due == 1
+    assert sender.next_frame(0.0) == position_frame(3, oldest=1, next_seq=2, session=0x0102)
+    for nonce in range(10):  # a host that asks too fast gets answers to the newest
+        sender.receive(query_frame(nonce))
+    answers = [sender.next_frame(0.0) for _ in range(4)]
+    assert answers == [position_frame(n, 1, 2, 0x0102) for n in range(6, 10)]
+    assert sender.next_frame(0.0) is None

@@ -209,6 +209,8 @@ class Recorder:
                     continue  # the pit's commands, not what the controller published
                 payload = message.payload
                 text = payload.decode() if isinstance(payload, bytes) else str(payload)
+                if not text:
+                    continue  # a retained message cleared (the fault topic after a fault)
                 self.received.append((str(message.topic), json.loads(text)))
                 self._changed.set()
 

@@ -334,3 +334,32 @@ async def _threads_back_to(count: int, within: float = 2.0) -> bool:
     while threading.active_count() > count and time.monotonic() < deadline:  # noqa: ASYNC110 - no event tells when a thread is gone
         await asyncio.sleep(0.01)
     return threading.active_count() == count
+
+
+@pytest.mark.parametrize("record", ["kept", "none"])
+async def test_a_second_host_takes_the_shoe_where_the_first_left_it(record: str) -> None:
+    """A host stops mid-shoe; the next one takes every card once from where it stands.
+
+    The first host's last card is not acknowledged, and more frames are in flight or in
+    the FIFO. The next host, told the last frame recorded or told nothing, asks.
+    """
+    shuffler = VirtualShuffler(decks=1, seed=31, packet_size=13)
+    last: list[int] = []
+
+    def note(event: DeviceEvent, cards: list[Card]) -> None:
+        if isinstance(event, CardDrawn) and event.seq is not None:
+            last.append(event.seq)
+
+    async with UsbSource(backend=shuffler.backend) as first:
+        taken, _ = await deal(first, 20, note)  # the 20th card is not acknowledged
+    second = UsbSource(backend=shuffler.backend)
+    if record == "kept":
+        second.resume_after(last[-1])
+    async with second:
+        rest, _ = await deal(second, 52 - 20 + (record == "none"))  # a FIFO cut mid-frame
+    assert second.counters["positions_in"] >= 1
+    if record == "kept":
+        assert taken + rest == shuffler.shoe
+    else:
+        assert rest[0] == taken[-1]  # the shuffler's oldest unacknowledged card
+        assert taken + rest[1:] == shuffler.shoe

@@ -91,9 +91,10 @@ def test_frames_lost_in_an_unplug_are_retransmitted_after_the_replug() -> None:
     shuffler.detach()  # seqs 4..7 were in flight, or still in the FIFO
     shuffler.attach()
     host.close()
-    host = BareHost(shuffler)
-    host.decoder = framed.FramedDecoder()
+    host = BareHost(shuffler)  # a fresh host: it holds what comes and asks where to start
     time.sleep(virtual_shuffler.RETRANSMIT_TIMEOUT)
+    assert host.read() == []
+    host.acknowledge()  # no ACK, only the QUERY
     assert [e.seq for e in host.read()] == [4, 5, 6, 7]
     assert shuffler.firmware.unplugs == 1
     host.close()

@@ -53,8 +53,8 @@ def parse_broker(text: str) -> tuple[str, int]:
 def receive(state: BoardState, base: str, topic: str, payload: bytes) -> BoardState:
     """The state after one MQTT message on ``topic`` under ``base`` (``prefix/table``)."""
     kind = topic.removeprefix(base + "/") if topic.startswith(base + "/") else None
-    if kind is None or kind.startswith("cmd/") or kind == "reply":
-        return state  # the pit's commands and the controller's answers: not for boards
+    if kind is None or kind.startswith("cmd/") or kind == "reply" or not payload:
+        return state  # the pit's commands, the answers, a retained message cleared
     if kind == "status":
         return with_controller_status(state, status_text(payload))
     try:

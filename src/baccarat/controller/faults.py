@@ -23,6 +23,11 @@ FaultKind = Literal["journal_fault"]
 """What failed: the journal folder (a journal file, its lock, or the published cursor)."""
 
 
+FAULT_TOPIC: Final = "fault"
+"""Where the fault is also kept, retained, for a screen that connects later; the table
+clears it (an empty retained message) when it starts again on a good journal."""
+
+
 def fault_alarm(
     text: str,
     *,

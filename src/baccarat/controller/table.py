@@ -47,7 +47,13 @@ from baccarat.controller.engine.inputs import (
     VoidRound,
     check_origin,
 )
-from baccarat.controller.faults import FAULT_EXIT, encoded, fault_alarm, fault_status
+from baccarat.controller.faults import (
+    FAULT_EXIT,
+    FAULT_TOPIC,
+    encoded,
+    fault_alarm,
+    fault_status,
+)
 from baccarat.controller.journal.reader import JournalError
 from baccarat.controller.journal.records import as_recorded
 from baccarat.controller.journal.writer import Journal, JournalLockedError
@@ -58,12 +64,12 @@ from baccarat.drivers import events as ev
 from baccarat.drivers.serial_source import SerialSource
 from baccarat.drivers.source import DeviceSource
 from baccarat.drivers.usb_source import UsbSettings, UsbSource
-from baccarat.messages.bodies import Message
+from baccarat.messages.bodies import AlarmsMessage, Message
 from baccarat.messages.catalog import make_serializers
 
 log = logging.getLogger("baccarat.daemon")
 
-RETAINED: Final = frozenset({"shoe", "round", "roads", "recall"})
+RETAINED: Final = frozenset({"shoe", "round", "roads", "recall", "alarms"})
 """Topics that hold state: retained, so a board that connects late sees it at once."""
 CURSOR_FILE: Final = "published"
 CURSOR_INTERVAL: Final = 0.5
@@ -193,11 +199,15 @@ class Table:
         older = older_messages(self.journal.folder, report.header, self.profile, cursor)
         self.engine = Engine.resume(self.profile, report.counters)
         regenerated = list(older.messages)
+        listed: AlarmsMessage | None = None
         for inp in report.inputs:
             messages = self.engine.feed(inp).messages
             if self.metrics is not None:
                 self.metrics.tally.count(messages)
+            listed = next((m for m in reversed(messages) if isinstance(m, AlarmsMessage)), listed)
             regenerated += [m for m in messages if m.seq > cursor]
+        if listed is not None and listed.seq <= cursor:  # the open alarms again, for a
+            self._queue(listed, republished=True)  # broker that lost its retained messages
         for message in regenerated:
             self._queue(message)
         for problem in report.problems:
@@ -268,15 +278,15 @@ class Table:
     def _queue_fault(self) -> None:
         """Queue the fault alarm and, unless another process holds the table, its status."""
         assert self.fault is not None
-        shoe, rnd = self.engine.shoe, self.engine.round
-        alarm = fault_alarm(
-            self.fault, table=self.config.table, shoe=shoe.number if shoe else None,
-            round_number=rnd.number if rnd else None, ts=self.now(),
-        )
+        shoe = self.engine.shoe.number if self.engine.shoe else None
+        rnd = self.engine.round.number if self.engine.round else None
+        ts = self.now()
+        alarm = fault_alarm(self.fault, table=self.config.table, shoe=shoe, round_number=rnd, ts=ts)
         self.outbox.put(OutMessage(self.config.topic("alarm"), encoded(alarm)))
         if self._fault_locked:
             self.publisher.status_on_connect = None
             return
+        self.outbox.put(OutMessage(self.config.topic(FAULT_TOPIC), encoded(alarm), retain=True))
         status = fault_status(self.fault, table=self.config.table)
         self.publisher.status_on_connect = status  # and on a connection not yet made
         if self.publisher.connected.is_set():
@@ -324,15 +334,17 @@ class Table:
                 self.stop_on_fault(f"{exc}: cannot record inputs")
         return outcome
 
-    def _queue(self, message: Message) -> None:
+    def _queue(self, message: Message, *, republished: bool = False) -> None:
+        """Queue a message; a ``republished`` one (a copy, its seq not new) moves no cursor."""
         topic = message.topic
         try:
             payload = message.to_bytes()
         except Exception:  # a bug, not an input: the table goes on, the seq shows the gap
             log.exception("message seq %s (%s): no body, not published", message.seq, topic)
             return
+        seq = None if republished else message.seq
         self.outbox.put(
-            OutMessage(self.config.topic(topic), payload, retain=topic in RETAINED, seq=message.seq)
+            OutMessage(self.config.topic(topic), payload, retain=topic in RETAINED, seq=seq)
         )
 
     def on_device_event(self, event: ev.DeviceEvent) -> None:
@@ -433,6 +445,8 @@ class Table:
             self.stop_on_fault(str(exc), locked=isinstance(exc, JournalLockedError))
             await self._report_fault(stop)
             return
+        # the journal is good: a fault a previous run left retained is over
+        self.outbox.put(OutMessage(self.config.topic(FAULT_TOPIC), b"", retain=True))
         device = self.device = open_device(self.config.device)
         # What start-up made (modules, schemas, the replayed state) lives as long as the
         # process: keep the garbage collector's full passes off it, so that one of them
@@ -618,6 +632,8 @@ def _device_input(event: ev.DeviceEvent, ts: float) -> Input | None:
         return DeviceReport("link_down", event.reason, ts=ts)
     if isinstance(event, ev.LinkUp):
         return DeviceReport("link_up", event.detail, ts=ts)
+    if isinstance(event, ev.SequenceGap):
+        return DeviceReport("sequence_gap", event.detail, ts=ts)
     return None
 
 

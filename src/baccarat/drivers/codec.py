@@ -56,7 +56,8 @@ class Decoder(Protocol):
         """The acknowledgement owed for every frame fed so far, or ``b""``.
 
         It covers frames that gave no event (duplicates, HELLO), which the host
-        acknowledges once it has recorded every event returned before.
+        acknowledges once it has recorded every event returned before; a protocol may add
+        a question to the device (``framed``: a QUERY while it places the sequence).
         """
         ...
 

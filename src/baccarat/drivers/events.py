@@ -171,3 +171,16 @@ class Rejected(DeviceEvent):
 
 REJECTED_SAMPLE_MAX: Final = 64
 """How many of the rejected bytes a :class:`Rejected` event carries at most."""
+
+
+@dataclass(frozen=True, slots=True)
+class SequenceGap(DeviceEvent):
+    """Frames the host expected will not come: the device went on at ``resumed``.
+
+    ``expected`` is the first frame missing (``framed`` sequence numbers); ``detail`` says
+    how many and why. Events they carried may be lost: the pit checks the table.
+    """
+
+    expected: int
+    resumed: int
+    detail: str

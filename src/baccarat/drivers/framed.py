@@ -16,7 +16,11 @@ The device's side (window, retransmission, heartbeats) is
 from __future__ import annotations
 
 import binascii
+import logging
+import time
+from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Final
 
 from baccarat.cards import ALL_CARDS, Card
@@ -31,12 +35,15 @@ from baccarat.drivers.events import (
     DeviceFault,
     Heartbeat,
     Rejected,
+    SequenceGap,
     ShoeInserted,
     ShoeRemoved,
     ShuffleDone,
     ShuffleStarted,
     UnreadableCard,
 )
+
+log = logging.getLogger(__name__)
 
 FLAG: Final = 0x7E
 ESC: Final = 0x7D
@@ -46,7 +53,7 @@ _ESC_BYTE: Final = b"\x7d"
 
 CRC_INIT: Final = 0xFFFF
 """CRC-16/CCITT-FALSE: polynomial 0x1021, init 0xFFFF, no reflection, no final xor."""
-PROTOCOL_VERSION: Final = 1
+PROTOCOL_VERSION: Final = 2
 MAX_PAYLOAD: Final = 64
 _OVERHEAD: Final = 5  # length, sequence, type, CRC (2)
 MAX_STUFFED: Final = 2 * (MAX_PAYLOAD + _OVERHEAD)
@@ -55,6 +62,8 @@ MAX_STUFFED: Final = 2 * (MAX_PAYLOAD + _OVERHEAD)
 # Frame types (PROTOCOL.md, "Frame types").
 HELLO: Final = 0x01
 ACK: Final = 0x02
+QUERY: Final = 0x03
+POSITION: Final = 0x04
 CARD: Final = 0x10
 UNREADABLE: Final = 0x11
 CUT_CARD: Final = 0x12
@@ -70,6 +79,19 @@ HEARTBEAT: Final = 0x50
 # baccarat.drivers.framed_device.
 ACK_DELAY_MAX: Final = 0.05
 HEARTBEAT_TIMEOUT: Final = 3.0
+
+# Placing the device's sequence (PROTOCOL.md, 6.6 and 6.7).
+POSITION_SIZE: Final = 4
+"""A POSITION payload: oldest unacknowledged, next sequence number, session (2 bytes)."""
+STUCK_SIGHTINGS: Final = 2
+"""Times one frame ahead of the expected one comes, without it, before the host asks."""
+QUERIES_BEFORE_V1: Final = 2
+"""Queries left unanswered before the host follows the retransmissions (a version-1 device)."""
+ANSWER_TIMEOUT: Final = 2.0
+"""Seconds since the first QUERY after which an unanswered device is taken for version 1."""
+V1_SIGHTINGS: Final = 2
+"""Times a version-1 device must repeat the first of its frames before the host goes on there."""
+_HOST_FRAMES: Final = frozenset({ACK, QUERY})
 
 _EMPTY_FRAMES: Final[dict[type[DeviceEvent], int]] = {
     CutCard: CUT_CARD,
@@ -121,6 +143,21 @@ def encode_frame(seq: int, frame_type: int, payload: bytes = b"") -> bytes:
 def ack_frame(seq: int) -> bytes:
     """The acknowledgement the host sends for every frame up to and including ``seq``."""
     return encode_frame(seq, ACK)
+
+
+def query_frame(nonce: int) -> bytes:
+    """The host's question "which frame is your oldest unacknowledged?" (6.6)."""
+    return encode_frame(nonce, QUERY)
+
+
+def position_payload(oldest: int, next_seq: int, session: int) -> bytes:
+    """Payload of a POSITION frame: the device's answer to a QUERY."""
+    return bytes((oldest & 0xFF, next_seq & 0xFF)) + (session & 0xFFFF).to_bytes(2, "big")
+
+
+def position_frame(nonce: int, oldest: int, next_seq: int, session: int) -> bytes:
+    """The device's answer to QUERY ``nonce``: not acknowledged, not retransmitted."""
+    return encode_frame(nonce, POSITION, position_payload(oldest, next_seq, session))
 
 
 def event_frame_parts(event: DeviceEvent) -> tuple[int, bytes]:
@@ -326,29 +363,88 @@ def frame_event(frame_type: int, payload: bytes, seq: int) -> DeviceEvent:
     return build(payload, seq)
 
 
-_ANY_SEQ: Final = -1  # no frame accepted yet: the first one sets the sequence
+def _behind(seq: int, reference: int) -> bool:
+    """Whether ``seq`` comes before ``reference`` (up to 128 before it, modulo 256)."""
+    return (seq - reference) & 0xFF >= 128
+
+
+def _unacknowledged(seq: int, oldest: int, next_seq: int) -> bool:
+    """Whether ``seq`` is in the device's range of frames not acknowledged, oldest..next-1."""
+    return (seq - oldest) & 0xFF < (next_seq - oldest) & 0xFF
+
+
+def _span(first: int, last: int) -> str:
+    """Frames ``first`` to ``last`` (modulo 256), as a text."""
+    count = (last - first) & 0xFF
+    return f"frame {first}" if count == 0 else f"frames {first}..{last} ({count + 1})"
+
+
+@dataclass(slots=True)
+class _Placing:
+    """The host does not know where the device's sequence stands: it asks (6.6, 6.7).
+
+    ``reason``: ``"start"`` (a host with no record), ``"restart"`` (the host recorded
+    ``recorded`` last) or ``"stuck"`` (frames ahead of ``expected`` keep coming without it).
+    """
+
+    reason: str
+    recorded: int | None = None
+    expected: int | None = None
+    first_query: int | None = None
+    first_query_at: float = 0.0
+    queries: int = 0
+    held: dict[int, tuple[int, bytes]] = field(default_factory=dict)
+    sightings: Counter[int] = field(default_factory=Counter)
+
+    def asked(self, nonce: int) -> bool:
+        """Whether ``nonce`` is one of the queries sent since this placing began."""
+        first = self.first_query
+        return first is not None and (nonce - first) & 0xFF < self.queries
 
 
 class FramedDecoder:
     """Host side of the ``framed`` protocol: events out, acknowledgements to write back.
 
-    Keeps the next expected sequence number across :meth:`resync` (a reconnection), so a
-    frame the device retransmits after an unplug is dropped as a duplicate. A HELLO with a
-    new session id (the device restarted) resets the expected sequence number.
+    Until it knows where the device's sequence stands the decoder *places* it: it takes no
+    frame and acknowledges none, holds what comes, and asks the device with a QUERY
+    (:meth:`pending_output`); the POSITION answer says which frame is the oldest the device
+    has not seen acknowledged, and the decoder goes on from there (PROTOCOL.md, 6.6). A
+    device that does not answer (protocol version 1) is placed by its retransmissions:
+    the start of the run of frames it repeats. A decoder starts so (a host with no
+    record), after :meth:`resume_after` (a restarted host), and when frames ahead of the
+    expected one keep coming without it (the device went on without it). A frame the host
+    expected that the device will not send is a :class:`SequenceGap` event, never a stall.
+
+    Keeps the sequence across :meth:`resync` (a reconnection), so a frame the device
+    retransmits after an unplug is dropped as a duplicate. A HELLO with a new session id
+    (the device restarted) places the sequence at the HELLO.
     """
 
-    def __init__(self) -> None:
+    def __init__(
+        self, *, expected: int | None = None, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        """``expected``: the device's next sequence number, if known (tests); else ask.
+
+        ``clock``: seconds, for :data:`ANSWER_TIMEOUT` (tests give their own).
+        """
+        self._clock = clock
         self._splitter = FrameSplitter()
-        self._expected = _ANY_SEQ
-        self._resuming = False  # after resume_after(), until a frame is accepted
-        self._earliest_ahead: int | None = None  # while resuming: the earliest seen ahead
+        self._expected = 0 if expected is None else expected & 0xFF
+        self._placing: _Placing | None = _Placing("start") if expected is None else None
+        self._ackable: int | None = None  # the last frame this host may acknowledge
         self._session: int | None = None
         self._ack_due = False
+        self._query_due = False
+        self._nonce = 0
+        self._sightings: Counter[int] = Counter()
         self.duplicates = 0
         self.out_of_order = 0
         self.hellos = 0
         self.acks_out = 0
         self.unexpected_frames = 0
+        self.queries_out = 0
+        self.positions_in = 0
+        self.gaps = 0
 
     @property
     def counters(self) -> dict[str, int]:
@@ -360,8 +456,16 @@ class FramedDecoder:
             hellos=self.hellos,
             acks_out=self.acks_out,
             unexpected_frames=self.unexpected_frames,
+            queries_out=self.queries_out,
+            positions_in=self.positions_in,
+            sequence_gaps=self.gaps,
         )
         return counters
+
+    @property
+    def placed(self) -> bool:
+        """Whether the decoder knows which frame comes next (it takes frames)."""
+        return self._placing is None
 
     def feed(self, data: bytes) -> list[DeviceEvent]:
         """Consume ``data``; return the events of the new frames and rejections, in order."""
@@ -371,89 +475,211 @@ class FramedDecoder:
                 events.append(body)
                 continue
             seq, frame_type, payload = body[1], body[2], body[3:-2]
-            if frame_type == ACK:  # not a frame of the sequence: no seq, no acknowledgement
+            if frame_type == POSITION:  # the device's answer: no seq, no acknowledgement
+                self._position(seq, payload, events)
+            elif frame_type in _HOST_FRAMES:
                 self.unexpected_frames += 1
-                events.append(Rejected(body, f"ACK frame (seq {seq}) sent by the device"))
-                continue
-            if frame_type == HELLO:
-                self._hello(payload, seq)
-            if self._in_sequence(seq) and frame_type != HELLO:
-                events.append(frame_event(frame_type, payload, seq))
+                why = f"host frame 0x{frame_type:02X} (seq {seq}) sent by the device"
+                events.append(Rejected(body, why))
+            else:
+                if frame_type == HELLO and self._new_session(payload):
+                    self._placing = None  # what was held belongs to the old session
+                    self._place(seq, events)
+                self._frame(seq, frame_type, payload, events)
         return events
 
     def acknowledgement(self, event: DeviceEvent) -> bytes:
         """The ACK of the frame that carried ``event``.
 
         Every event with a ``seq`` came in a frame accepted in sequence; events without one
-        (rejected bytes) have none.
+        (rejected bytes, a sequence gap) have none.
         """
         return b"" if event.seq is None else ack_frame(event.seq)
 
     def pending_output(self) -> bytes:
-        """The acknowledgement owed for the frames fed so far (one cumulative ACK), or b''."""
-        if not self._ack_due or self._expected == _ANY_SEQ:
-            return b""
+        """What the host owes the device for the frames fed so far, or b''.
+
+        One cumulative ACK of the last frame taken, and while the decoder places the
+        sequence, a QUERY. Never an ACK of a frame the host did not take in order (or, after
+        a restart, of the last one it recorded, once the device said it still has it).
+        """
+        out = b""
+        if self._ack_due and self._ackable is not None:
+            self.acks_out += 1
+            out += ack_frame(self._ackable)
         self._ack_due = False
-        self.acks_out += 1
-        return ack_frame(self._expected - 1)  # the last frame accepted
+        placing = self._placing
+        if self._query_due and placing is not None:
+            if placing.first_query is None:
+                placing.first_query = self._nonce
+                placing.first_query_at = self._clock()
+            out += query_frame(self._nonce)
+            self._nonce = (self._nonce + 1) & 0xFF
+            placing.queries += 1
+            self.queries_out += 1
+        self._query_due = False
+        return out
 
     def resume_after(self, seq: int) -> None:
         """The host restarted: frame ``seq`` and those before it are already recorded.
 
-        The device resends what was not acknowledged; the frames up to ``seq`` are now
-        acknowledged and dropped as duplicates instead of being delivered a second time.
-        The frames after ``seq`` that the host acknowledged before it stopped but did not
-        record (heartbeats, events it ignores) do not come again, so the device may resume
-        further ahead: frame ``seq + 1`` is accepted at once, a frame further ahead once it
-        comes a second time with no earlier one between (PROTOCOL.md, 6.6). A HELLO (the
-        device restarted too) starts over as usual.
+        The decoder asks the device where it stands (PROTOCOL.md, 6.6): if it still has
+        frame ``seq`` unacknowledged, the frames up to ``seq`` are acknowledged and dropped
+        as duplicates; otherwise the device resumes at its oldest unacknowledged frame (the
+        frames between were acknowledged by the host before it stopped, with nothing to
+        record: heartbeats).
         """
-        self._expected = (seq + 1) & 0xFF
-        self._resuming = True
-        self._earliest_ahead = None
+        self._placing = _Placing("restart", recorded=seq & 0xFF, expected=(seq + 1) & 0xFF)
+        self._ackable = None
 
     def resync(self) -> list[DeviceEvent]:
         """Drop a partial frame; keep the sequence state (the device may retransmit)."""
         return [piece for piece in self._splitter.resync() if isinstance(piece, Rejected)]
 
-    def _in_sequence(self, seq: int) -> bool:
-        """Accept ``seq`` if it is the next expected one; count duplicates and gaps."""
+    # -- a placed sequence ------------------------------------------------------------
+
+    def _frame(self, seq: int, frame_type: int, payload: bytes, events: list[DeviceEvent]) -> None:
+        """A frame of the device's sequence: take it, drop it, or hold it while placing."""
+        if self._placing is not None:
+            self._hold(seq, frame_type, payload, events)
+            return
         self._ack_due = True
-        expected = self._expected
-        if expected in (_ANY_SEQ, seq) or self._resumes_at(seq):
-            self._expected = (seq + 1) & 0xFF
-            self._resuming = False
-            return True
-        if (seq - expected) & 0xFF >= 128:
+        if seq == self._expected:
+            self._take(seq, frame_type, payload, events)
+        elif _behind(seq, self._expected):
             self.duplicates += 1
         else:
             self.out_of_order += 1
-        return False
+            self._ahead(seq, frame_type, payload, events)
 
-    def _resumes_at(self, seq: int) -> bool:
-        """After a host restart: whether the device resumes at ``seq``, past a gap.
+    def _take(self, seq: int, frame_type: int, payload: bytes, events: list[DeviceEvent]) -> None:
+        self._expected = (seq + 1) & 0xFF
+        self._ackable = seq
+        self._ack_due = True
+        if self._sightings:
+            self._sightings.clear()
+        if frame_type != HELLO:
+            events.append(frame_event(frame_type, payload, seq))
 
-        The device's retransmissions start with its oldest unacknowledged frame, so the
-        earliest frame seen ahead, seen a second time with no earlier one between, is
-        where it resumes. A frame ahead seen once is dropped (it comes again).
+    def _ahead(self, seq: int, frame_type: int, payload: bytes, events: list[DeviceEvent]) -> None:
+        """A frame ahead of the expected one: dropped, for it comes again.
+
+        If the device repeats frames ahead without the expected one, it is asked.
         """
-        if not self._resuming or (seq - self._expected) & 0xFF >= 128:
-            return False
-        earliest = self._earliest_ahead
-        if earliest == seq:
-            return True
-        if earliest is None or (seq - self._expected) & 0xFF < (earliest - self._expected) & 0xFF:
-            self._earliest_ahead = seq
-        return False
+        self._sightings[seq] += 1
+        if self._sightings[seq] >= STUCK_SIGHTINGS:
+            self._placing = _Placing("stuck", expected=self._expected)
+            self._sightings.clear()
+            self._hold(seq, frame_type, payload, events)
 
-    def _hello(self, payload: bytes, seq: int) -> None:
-        if len(payload) != 3:
+    # -- placing the sequence -----------------------------------------------------------
+
+    def _hold(self, seq: int, frame_type: int, payload: bytes, events: list[DeviceEvent]) -> None:
+        """While placing: keep the frame, ask the device, or follow its retransmissions."""
+        placing = self._placing
+        assert placing is not None
+        placing.sightings[seq] += 1
+        placing.held[seq] = (frame_type, payload)
+        if placing.reason == "stuck" and seq == placing.expected:
+            self._place(seq, events)  # the frame that was missing came after all
             return
+        self._query_due = True
+        if self._unanswered(placing):
+            self._place_by_retransmissions(placing, events)
+
+    def _unanswered(self, placing: _Placing) -> bool:
+        """Whether the device left the queries unanswered long enough to be version 1."""
+        waited = self._clock() - placing.first_query_at
+        return placing.queries >= QUERIES_BEFORE_V1 and waited >= ANSWER_TIMEOUT
+
+    def _position(self, nonce: int, payload: bytes, events: list[DeviceEvent]) -> None:
+        """The device's answer to a QUERY: its oldest unacknowledged and its next frame."""
+        placing = self._placing
+        if placing is None or len(payload) != POSITION_SIZE or not placing.asked(nonce):
+            self.unexpected_frames += 1  # late, or an answer to nobody: nothing to place
+            return
+        self.positions_in += 1
+        oldest, next_seq = payload[0], payload[1]
+        self._session = int.from_bytes(payload[2:4], "big")
+        recorded, expected = placing.recorded, placing.expected
+        if recorded is not None and _unacknowledged(recorded, oldest, next_seq):
+            self._place((recorded + 1) & 0xFF, events, recorded=recorded)
+        elif placing.reason == "stuck" and expected is not None and not _behind(expected, oldest):
+            self._place(expected, events)  # the device still has it: it comes again
+        elif placing.reason == "stuck" and expected is not None:
+            self._gap(expected, oldest, "the device went on without them", events)
+            self._place(oldest, events)
+        else:
+            if expected is not None and oldest != expected:
+                log.info(
+                    "framed: the device resumes at frame %d; frames %d..%d were acknowledged "
+                    "before the restart with nothing to record (heartbeats)",
+                    oldest, expected, (oldest - 1) & 0xFF,
+                )
+            self._place(oldest, events)
+
+    def _place_by_retransmissions(self, placing: _Placing, events: list[DeviceEvent]) -> None:
+        """A device that does not answer (version 1): follow what it sends again.
+
+        The device repeats its frames in flight oldest first, so the start of a run of
+        frames seen at least :data:`V1_SIGHTINGS` times is where it resumes. When that is
+        not the frame expected, frames may have been lost: a :class:`SequenceGap`.
+        """
+        held, sightings = placing.held, placing.sightings
+        recorded, expected = placing.recorded, placing.expected
+        if recorded is not None and recorded in held and sightings[recorded] >= V1_SIGHTINGS:
+            self._place((recorded + 1) & 0xFF, events, recorded=recorded)
+            return
+        starts = [s for s in held if (s - 1) & 0xFF not in held and sightings[s] >= V1_SIGHTINGS]
+        if not starts:
+            return
+        start = max(starts, key=lambda s: sightings[s])
+        log.info("framed: no answer to QUERY: following the retransmissions from frame %d "
+                 "(a device of protocol version 1)", start)
+        if expected is not None and start != expected:
+            why = (
+                "the device went on without them" if placing.reason == "stuck"
+                else "a device of protocol version 1 cannot say whether they were heartbeats"
+            )
+            self._gap(expected, start, why, events)
+        self._place(start, events)
+
+    def _place(self, seq: int, events: list[DeviceEvent], *, recorded: int | None = None) -> None:
+        """Go on at frame ``seq``: take the frames held from there, in order.
+
+        ``recorded``: the last frame recorded before a restart, which the device still has;
+        the host acknowledges it, so the device forgets the duplicates up to it.
+        """
+        placing, self._placing = self._placing, None
+        self._expected = seq & 0xFF
+        self._sightings = Counter()
+        self._query_due = False
+        if recorded is not None:
+            self._ackable = recorded
+            self._ack_due = True
+        held = placing.held if placing is not None else {}
+        while self._expected in held:
+            frame_type, payload = held.pop(self._expected)
+            self._take(self._expected, frame_type, payload, events)
+
+    def _gap(self, expected: int, resumed: int, why: str, events: list[DeviceEvent]) -> None:
+        """Frames ``expected`` .. ``resumed - 1`` will not come: say so (an alarm)."""
+        self.gaps += 1
+        lost = _span(expected, (resumed - 1) & 0xFF)
+        detail = f"{lost} not received and not coming ({why}); resumed at frame {resumed}"
+        log.warning("framed: %s", detail)
+        events.append(SequenceGap(expected, resumed, detail))
+
+    def _new_session(self, payload: bytes) -> bool:
+        """Whether a HELLO announces a session not seen before (the device restarted)."""
+        if len(payload) != 3:
+            return False
         session = int.from_bytes(payload[1:3], "big")
-        if session != self._session:
-            self.hellos += 1
-            self._session = session
-            self._expected = seq
+        if session == self._session:
+            return False
+        self.hellos += 1
+        self._session = session
+        return True
 
 
 class FramedEncoder:
@@ -465,13 +691,14 @@ class FramedEncoder:
     def encode(self, event: DeviceEvent) -> bytes:
         """The frame for ``event`` with the next sequence number (``event.seq`` is ignored)."""
         frame_type, payload = event_frame_parts(event)
-        return self._frame(frame_type, payload)
+        return self.frame(frame_type, payload)
 
     def hello(self, session: int) -> bytes:
         """A HELLO frame announcing ``session`` (send one after every power-up)."""
-        return self._frame(HELLO, hello_payload(session))
+        return self.frame(HELLO, hello_payload(session))
 
-    def _frame(self, frame_type: int, payload: bytes) -> bytes:
+    def frame(self, frame_type: int, payload: bytes) -> bytes:
+        """A frame of ``frame_type`` with the next sequence number."""
         seq = self.next_seq
         self.next_seq = (seq + 1) & 0xFF
         return encode_frame(seq, frame_type, payload)

@@ -13,14 +13,26 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Final
 
-from baccarat.drivers.events import DeviceEvent, Heartbeat
-from baccarat.drivers.framed import ACK, FramedEncoder, FrameSplitter
+from baccarat.drivers.events import DeviceEvent
+from baccarat.drivers.framed import (
+    ACK,
+    HEARTBEAT,
+    HELLO,
+    QUERY,
+    FramedEncoder,
+    FrameSplitter,
+    event_frame_parts,
+    hello_payload,
+    position_frame,
+)
 
 # The device's timing (seconds), PROTOCOL.md "Timing constants".
 RETRANSMIT_TIMEOUT: Final = 0.5
 HEARTBEAT_INTERVAL: Final = 1.0
 WINDOW: Final = 8
 """Most frames a device may have sent and not yet seen acknowledged (at most 127)."""
+ANSWERS_MAX: Final = 4
+"""QUERYs waiting for their answer at most; a host that asks faster gets the newest."""
 
 
 @dataclass(slots=True)
@@ -37,6 +49,9 @@ class FramedSender:
     in flight. If the oldest frame in flight is not acknowledged ``retransmit_timeout``
     seconds after it was sent, every frame in flight is sent again, in order (go-back-N).
     When nothing has been sent for ``heartbeat_interval`` seconds a HEARTBEAT is queued.
+    A frame gets its sequence number when it is first sent; a QUERY from the host is
+    answered with a POSITION (the oldest frame not acknowledged, the next number) before
+    anything else (PROTOCOL.md, 6.6).
 
     Loop: write every frame :meth:`next_frame` returns; when it returns ``None``, wait for
     more events, for bytes from the host (:meth:`receive`) or until :meth:`next_deadline`.
@@ -57,8 +72,9 @@ class FramedSender:
         self.heartbeat_interval = heartbeat_interval
         self.session = random.getrandbits(16) if session is None else session & 0xFFFF
         self._encoder = FramedEncoder()
-        self._queue: deque[tuple[int, bytes]] = deque()
-        self._queue.append((self._encoder.next_seq, self._encoder.hello(self.session)))
+        self._queue: deque[tuple[int, bytes]] = deque()  # frame type, payload: no seq yet
+        self._queue.append((HELLO, hello_payload(self.session)))
+        self._answers: deque[int] = deque(maxlen=ANSWERS_MAX)  # the QUERYs' nonces
         self._in_flight: deque[_InFlight] = deque()
         self._cursor = 0  # frames in flight before this index were sent this round
         self._last_sent: float | None = None
@@ -67,6 +83,8 @@ class FramedSender:
         self.retransmissions = 0
         self.acks_in = 0
         self.stale_acks = 0
+        self.queries_in = 0
+        self.forgotten = 0
 
     @property
     def idle(self) -> bool:
@@ -88,13 +106,34 @@ class FramedSender:
         """The sequence numbers of the frames in flight, oldest first."""
         return [entry.seq for entry in self._in_flight]
 
+    @property
+    def oldest_unacknowledged(self) -> int:
+        """The sequence number of the oldest frame in flight, or the next one if none is."""
+        return self._in_flight[0].seq if self._in_flight else self._encoder.next_seq
+
     def queue(self, event: DeviceEvent) -> None:
         """Queue ``event`` for sending; raise :class:`NotCarriedError` if no frame carries it."""
-        seq = self._encoder.next_seq
-        self._queue.append((seq, self._encoder.encode(event)))
+        self._queue.append(event_frame_parts(event))
+
+    def forget(self, count: int) -> int:
+        """A fault, for tests: lose the ``count`` oldest frames in flight unacknowledged.
+
+        The device goes on as if the host had acknowledged them (a firmware bug, a memory
+        fault). Returns how many it lost.
+        """
+        lost = min(count, len(self._in_flight))
+        for _ in range(lost):
+            self._in_flight.popleft()
+        self._cursor = max(0, self._cursor - lost)
+        self.forgotten += lost
+        return lost
 
     def next_frame(self, now: float) -> bytes | None:
-        """The next frame to write at time ``now`` (retransmissions first), or ``None``."""
+        """The next frame to write at time ``now`` (answers, retransmissions, new), or ``None``."""
+        if self._answers:  # as things stand when it is sent
+            nonce = self._answers.popleft()
+            return position_frame(nonce, self.oldest_unacknowledged, self._encoder.next_seq,
+                                  self.session)
         in_flight = self._in_flight
         if (
             in_flight
@@ -122,19 +161,34 @@ class FramedSender:
     def next_deadline(self) -> float | None:
         """When :meth:`next_frame` may next have something without new input, or ``None``."""
         deadlines: list[float] = []
+        if self._answers:
+            return float("-inf")  # at once
         if self._in_flight:
             deadlines.append(self._in_flight[0].sent_at + self.retransmit_timeout)
         elif self.heartbeat_interval is not None and self._last_sent is not None:
             deadlines.append(self._last_sent + self.heartbeat_interval)
         return min(deadlines, default=None)
 
+    @property
+    def answers_due(self) -> int:
+        """POSITION answers waiting to be written."""
+        return len(self._answers)
+
     def receive(self, data: bytes) -> int:
-        """Read bytes from the host; return how many frames its ACKs released."""
+        """Read bytes from the host; return how many frames its ACKs released.
+
+        A QUERY queues its answer (:attr:`answers_due`); other host frames are ignored.
+        """
         released = 0
         for body in self._splitter.split(data):
-            if isinstance(body, bytes) and body[2] == ACK:
+            if not isinstance(body, bytes):
+                continue
+            if body[2] == ACK:
                 self.acks_in += 1
                 released += self._release(body[1])
+            elif body[2] == QUERY:
+                self.queries_in += 1
+                self._answers.append(body[1])
         return released
 
     def _release(self, acked: int) -> int:
@@ -149,13 +203,17 @@ class FramedSender:
 
     def _take(self, now: float) -> tuple[int, bytes] | None:
         if self._queue:
-            return self._queue.popleft()
-        interval = self.heartbeat_interval
-        last = self._last_sent
-        if interval is not None and last is not None and now - last >= interval:
-            seq = self._encoder.next_seq
-            return seq, self._encoder.encode(Heartbeat())
-        return None
+            frame_type, payload = self._queue.popleft()
+        elif self._heartbeat_due(now):
+            frame_type, payload = HEARTBEAT, b""
+        else:
+            return None
+        seq = self._encoder.next_seq
+        return seq, self._encoder.frame(frame_type, payload)
+
+    def _heartbeat_due(self, now: float) -> bool:
+        interval, last = self.heartbeat_interval, self._last_sent
+        return interval is not None and last is not None and now - last >= interval
 
     def _sent(self, frame: bytes, now: float) -> bytes:
         self._last_sent = now
@@ -169,6 +227,8 @@ class FramedSender:
             "retransmissions": self.retransmissions,
             "acks_in": self.acks_in,
             "stale_acks": self.stale_acks,
+            "queries_in": self.queries_in,
+            "forgotten": self.forgotten,
             "queued": len(self._queue),
             "in_flight": len(self._in_flight),
         }

@@ -124,8 +124,12 @@ class DeviceSource(abc.ABC):
     def resume_after(self, seq: int) -> None:
         """Frames up to device sequence number ``seq`` were recorded before a restart.
 
-        Call before the source starts. With ``framed``, the device's retransmissions of
-        them are acknowledged and dropped instead of being delivered a second time.
+        Call before the source starts. With ``framed``, the decoder asks the device where
+        it stands before it takes anything: frames up to ``seq`` that the device still
+        has are acknowledged and dropped instead of being delivered a second time, and a
+        device past them resumes at its oldest unacknowledged frame. Without a call the
+        decoder asks too (a host with no record): it never acknowledges a frame it did not
+        take in order.
         """
         if self._started:
             raise DeviceSourceError("resume_after() must come before the source starts")

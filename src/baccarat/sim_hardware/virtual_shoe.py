@@ -81,6 +81,11 @@ class Sender(Protocol):
         ...
 
     @property
+    def answers_due(self) -> int:
+        """Answers to the host's questions waiting to be written."""
+        ...
+
+    @property
     def in_flight(self) -> int:
         """Frames written and not yet acknowledged."""
         ...
@@ -121,6 +126,11 @@ class LineSender:
 
     def receive(self, data: bytes) -> int:
         """The host never talks in ``line``: ignored."""
+        return 0
+
+    @property
+    def answers_due(self) -> int:
+        """The host asks nothing in ``line``."""
         return 0
 
     @property
@@ -182,8 +192,10 @@ class VirtualShoe:
         self.events_sent = 0
         self.cards_sent = 0
         self.counters: dict[str, int] = dict.fromkeys(
-            ("bytes_out", "bytes_lost", "writes", "unplugs", "skipped_events"), 0
+            ("bytes_out", "bytes_lost", "writes", "unplugs", "skipped_events", "frames_cut"), 0
         )
+        self.cut: Callable[[bytes], bool] | None = None
+        """A precise cut on the wire: each frame it returns ``True`` for is lost."""
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -309,10 +321,11 @@ class VirtualShoe:
             log.warning("%s: reading the pty failed (%s); no more ACKs", self.link, exc)
             asyncio.get_running_loop().remove_reader(self._master)
             return
-        if self.sender.receive(data):
+        released = self.sender.receive(data)
+        if released or self.sender.answers_due:
             self._wakeup.set()
-            if self.sender.idle:
-                self._idle.set()
+        if released and self.sender.idle:
+            self._idle.set()
 
     # -- writing -----------------------------------------------------------------------
 
@@ -329,6 +342,9 @@ class VirtualShoe:
                 if self.sender.idle:
                     self._idle.set()
                 await self._wait(self.sender.next_deadline())
+                continue
+            if self.cut is not None and self.cut(frame):
+                self.counters["frames_cut"] += 1
                 continue
             for index, chunk in enumerate(self.faults.apply(frame)):
                 if index:

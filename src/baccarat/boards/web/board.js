@@ -127,6 +127,7 @@ async function main() {
     const kind = topicKind(base, topic);
     if (kind === null) return;
     const text = new TextDecoder().decode(payload);
+    if (!text) return; // a retained message cleared (the table's fault, once it is over)
     if (kind === "status") {
       update(withControllerStatus(state, text));
       return;

@@ -96,6 +96,7 @@ export const ALARM_KINDS = {
   journal_damaged: ["Journal damaged", "記錄損壞", "记录损坏"],
   restart_in_round: ["Controller restarted mid-round", "局中控制器重啟", "局中控制器重启"],
   clock_behind: ["Clock set back", "時鐘倒退", "时钟倒退"],
+  sequence_gap: ["Shoe frames lost", "牌靴訊框遺失", "牌靴帧丢失"],
 };
 
 // The page's language modes: which of the three texts show. `both` is the default; `zh`

@@ -171,7 +171,7 @@ class EndShoe(Input):
 
 
 DeviceReportKind = Literal[
-    "link_down", "link_up", "fault", "bad_data", "journal", "restart", "clock"
+    "link_down", "link_up", "fault", "bad_data", "journal", "restart", "clock", "sequence_gap"
 ]
 
 

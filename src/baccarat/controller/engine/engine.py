@@ -415,6 +415,8 @@ class Engine:
             owner.settled.append(
                 SettledAlarm(id=alarm.id, kind=alarm.kind, by=by, origin=self._origin)
             )
+            if by != "void":  # a void replaces the round's entry itself
+                self._update_recall(owner)
 
     # ------------------------------------------------------------------ cards
 
@@ -647,7 +649,25 @@ class Engine:
         self._emit_recall(shoe, rnd)
 
     def _emit_recall(self, shoe: Shoe, rnd: Round) -> None:
-        recalled = RecalledRound(
+        recalled = self._recalled(shoe, rnd)
+        if rnd.void and self.recall and self.recall[-1].round_id == rnd.round_id:
+            self.recall.pop()  # a shown round voided afterwards: replace its entry
+        self.recall.append(recalled)
+        self._emit(RecallMessage(seq=self._next_seq(), ts=self._ts, rounds=list(self.recall)))
+
+    def _update_recall(self, rnd: Round) -> None:
+        """A round already in the recall had an alarm settled since: show it there too."""
+        for index, entry in enumerate(self.recall):
+            if entry.round_id == rnd.round_id and self.shoe is not None:
+                self.recall[index] = self._recalled(self.shoe, rnd)
+                self._emit(
+                    RecallMessage(seq=self._next_seq(), ts=self._ts, rounds=list(self.recall))
+                )
+                return
+
+    @staticmethod
+    def _recalled(shoe: Shoe, rnd: Round) -> RecalledRound:
+        return RecalledRound(
             shoe=shoe.number,
             round=rnd.number,
             round_id=rnd.round_id,
@@ -661,10 +681,6 @@ class Engine:
             settled=list(rnd.settled),
             voided_by=rnd.voided_by,
         )
-        if rnd.void and self.recall and self.recall[-1].round_id == rnd.round_id:
-            self.recall.pop()  # a shown round voided afterwards: replace its entry
-        self.recall.append(recalled)
-        self._emit(RecallMessage(seq=self._next_seq(), ts=self._ts, rounds=list(self.recall)))
 
     def _check_last_round(self, shoe: Shoe, rnd: Round) -> None:
         if shoe.last_round_no is None:

@@ -146,8 +146,8 @@ class Pit:
             await client.subscribe(f"{self.base}/#", qos=1)
             async for message in client.messages:
                 topic = str(message.topic)
-                if "/cmd/" in topic:
-                    continue
+                if "/cmd/" in topic or not message.payload:
+                    continue  # the pit's own commands; a retained message cleared
                 body = json.loads(bytes(message.payload))
                 await self._react(client, body)
 

@@ -209,8 +209,9 @@ class Recorder:
         if len(parts) < prefix_parts + 2:
             return self._bad(delivery, "topic has no table and subtopic")
         table = parts[prefix_parts]
-        if parts[prefix_parts + 1] == "cmd":
-            return None  # operator commands: their effect is in the table's messages
+        if parts[prefix_parts + 1] == "cmd" or not delivery.payload:
+            return None  # operator commands (their effect is in the table's messages); a
+            # retained message cleared (the table's fault topic once the fault is over)
         try:
             text = delivery.payload.decode("utf-8")
             body = json.loads(text)

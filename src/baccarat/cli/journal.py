@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from baccarat.controller.engine.engine import Engine
+from baccarat.controller.engine.inputs import notation
 from baccarat.controller.journal.reader import (
     JournalError,
     JournalFile,
@@ -162,16 +163,16 @@ def print_records(found: JournalFile, *, replay: bool) -> None:
     for number, inp in found.records:
         if replay:
             stamp = "" if inp.ts is None else f"@{format_ts(inp.ts)} "
-            out.write(f"{stamp}{inp.to_text()}  # record {number}\n")
+            out.write(f"{stamp}{notation(inp)}  # record {number}\n")
         else:
-            out.write(f"{number:>8}  {iso_time(inp.ts):<27}  {inp.to_text()}\n")
+            out.write(f"{number:>8}  {iso_time(inp.ts):<27}  {notation(inp)}\n")
 
 
 def print_json(found: JournalFile) -> None:
     """One JSON object per record: record, ts, time, input."""
     out = sys.stdout
     for number, inp in found.records:
-        body = {"record": number, "ts": inp.ts, "time": iso_time(inp.ts), "input": inp.to_text()}
+        body = {"record": number, "ts": inp.ts, "time": iso_time(inp.ts), "input": notation(inp)}
         out.write(json.dumps(body) + "\n")
 
 

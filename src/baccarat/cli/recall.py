@@ -64,8 +64,12 @@ def run(args: argparse.Namespace) -> int:
         cards = "  ".join(f"{c.position}:{c.card or '??'}" for c in rnd.cards)
         tags = " demo" if rnd.demo else ""
         tags += f" exposed {','.join(rnd.exposed)}" if rnd.exposed else ""
+        tags += f" voided by {rnd.voided_by}" if rnd.status == "void" and rnd.voided_by else ""
         print(
             f"shoe {rnd.shoe} round {rnd.round:>3}  {outcome:<6} "
             f"P {rnd.player_total} B {rnd.banker_total}{tags}   {cards}"
         )
+        for alarm in rnd.settled:
+            who = f" ({alarm.origin})" if alarm.origin else ""
+            print(f"    {alarm.kind} #{alarm.id} settled by {alarm.by}{who}")
     return 0

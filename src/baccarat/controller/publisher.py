@@ -290,6 +290,7 @@ class Publisher:
                 )
             if self.on_command is not None:
                 await client.subscribe(f"{self.topic_base}/cmd/+", qos=QOS)
+                await client.subscribe(f"{self.topic_base}/cmd/+/+", qos=QOS)
             self.outbox.rewind()
             self.connected.set()
             self.first_attempt.set()
@@ -329,7 +330,7 @@ class Publisher:
     async def _receive(self, client: aiomqtt.Client) -> None:
         """Hand each command to the callback; ``MqttError`` when the connection is lost."""
         async for message in client.messages:
-            name = str(message.topic).rsplit("/", 1)[-1]
+            name = str(message.topic).removeprefix(f"{self.topic_base}/cmd/")
             payload = message.payload
             body = payload if isinstance(payload, bytes) else str(payload or "").encode()
             response = getattr(message.properties, "ResponseTopic", None)

@@ -40,10 +40,12 @@ from baccarat.controller.engine.inputs import (
     DeviceReport,
     DrawCard,
     Input,
+    InputError,
     NewShoe,
     OpenRound,
     Reveal,
     VoidRound,
+    check_origin,
 )
 from baccarat.controller.faults import (
     FAULT_EXIT,
@@ -403,11 +405,14 @@ class Table:
         error = "retained command, not executed: a command is sent once, without retain"
         self._reply(response_topic, reply(name, error=error))
 
-    def _command(self, name: str, body: bytes, response_topic: str | None) -> None:
+    def _command(self, topic_name: str, body: bytes, response_topic: str | None) -> None:
+        """``topic_name`` is what follows ``cmd/``: ``void``, or ``void/<operator>``."""
+        name, _, operator = topic_name.partition("/")
         try:
             inp, request_id = parse_command(
                 name, body, ts=self.now(), test_decks=self.config.allow_test_decks
             )
+            inp = dataclasses.replace(inp, origin=command_origin(operator))
         except CommandError as exc:
             self._reply(response_topic, reply(name, exc.request_id, str(exc)))
             return
@@ -633,7 +638,23 @@ def _device_input(event: ev.DeviceEvent, ts: float) -> Input | None:
 
 
 def _with_ts(inp: Input, ts: float) -> Input:
-    return dataclasses.replace(inp, ts=ts)
+    return dataclasses.replace(inp, ts=ts, origin="button")
+
+
+def command_origin(operator: str) -> str:
+    """The origin of a command from the topic's operator level (``pit`` without one).
+
+    The broker's ACL ties that level to the account that sent the command
+    (examples/mosquitto/acl), so the origin names who really sent it.
+    """
+    if not operator:
+        return "pit"
+    try:
+        return check_origin(f"pit/{operator}")
+    except InputError:
+        raise CommandError(
+            f"bad operator {operator[:40]!r} in the topic: letters, digits, _ . @ -, at most 64"
+        ) from None
 
 
 async def run_table(config: Config) -> int:

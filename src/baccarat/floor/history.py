@@ -7,8 +7,9 @@ recorder's copy of a shoe can be compared with the journal it came from
 
 A round's row: the table, shoe and round, its id, the cards in dealing order with their
 positions (``P1 9S``, ``B1 2H``, ... burn cards dealt inside the round as ``burn``), the
-outcome (``banker``, ``player``, ``tie`` or ``void``), both totals, the demo flag, and its
-alarms as ``kind #id settled by CORRECTION`` (or ``open``).
+outcome (``banker``, ``player``, ``tie`` or ``void``, with who voided it), both totals, the
+demo flag, and its alarms as ``kind #id settled by CORRECTION (pit/<operator>)`` (or
+``open``).
 """
 
 from __future__ import annotations
@@ -107,7 +108,7 @@ def _apply(
         rnd.demo = bool(body.get("demo"))
     elif kind == "void":
         rnd.round_id = str(body.get("round_id") or rnd.round_id)
-        rnd.outcome = "void"
+        rnd.outcome = f"void ({body['origin']})" if body.get("origin") else "void"
     elif kind == "alarm":
         alarm_id = int(body.get("id", 0))
         rnd.alarms[alarm_id] = f"{body.get('kind')} #{alarm_id} open"
@@ -115,7 +116,10 @@ def _apply(
     elif kind == "alarm_cleared":
         alarm_id = int(body.get("id", 0))
         owner = alarm_rounds.get((rnd.table, alarm_id), rnd)
-        owner.alarms[alarm_id] = f"{body.get('kind')} #{alarm_id} settled by {body.get('by')}"
+        who = f" ({body['origin']})" if body.get("origin") else ""
+        owner.alarms[alarm_id] = (
+            f"{body.get('kind')} #{alarm_id} settled by {body.get('by')}{who}"
+        )
 
 
 def to_csv(history: Iterable[RoundHistory]) -> str:

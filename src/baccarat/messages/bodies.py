@@ -229,6 +229,11 @@ class AlarmClearedMessage(Message):
     ]
     shoe: int | None
     round: int | None
+    origin: Annotated[
+        str | None,
+        Field(description="Who gave the command: pit/<operator> (the broker account), pit, "
+              "button (the dealer's, on the device); null: the device itself or the cards."),
+    ] = None
 
 
 @dataclass(slots=True, kw_only=True)
@@ -269,6 +274,11 @@ class VoidMessage(Message):
     round_id: str
     reason: str
     demo: bool = False
+    origin: Annotated[
+        str | None,
+        Field(description="Who gave the command: pit/<operator> (the broker account), pit, "
+              "button (the dealer's, on the device); null: the device itself or the cards."),
+    ] = None
 
 
 @dataclass(slots=True, kw_only=True)
@@ -307,6 +317,22 @@ class DealtCard:
 
 
 @dataclass(slots=True, kw_only=True)
+class SettledAlarm:
+    """An alarm of a round, how it was settled and by whom."""
+
+    __pydantic_config__: ClassVar[ConfigDict] = MESSAGE_CONFIG
+
+    id: int
+    kind: AlarmKind
+    by: str
+    origin: Annotated[
+        str | None,
+        Field(description="Who gave the command: pit/<operator> (the broker account), pit, "
+              "button (the dealer's, on the device); null: the device itself or the cards."),
+    ] = None
+
+
+@dataclass(slots=True, kw_only=True)
 class RecalledRound:
     """A finished round as game recall shows it: every card in dealing order."""
 
@@ -322,6 +348,12 @@ class RecalledRound:
     demo: bool
     cards: list[DealtCard]
     exposed: list[str]
+    settled: Annotated[
+        list[SettledAlarm], Field(description="The round's alarms as they were settled.")
+    ] = field(default_factory=list)
+    voided_by: Annotated[
+        str | None, Field(description="The origin of the void, for a void round.")
+    ] = None
 
 
 @dataclass(slots=True, kw_only=True)

@@ -63,6 +63,7 @@ from baccarat.messages.bodies import (
     RecallMessage,
     ResultMessage,
     RoundMessage,
+    SettledAlarm,
     ShoeMessage,
     VoidMessage,
 )
@@ -112,6 +113,8 @@ class Engine:
         """Every open alarm by id, oldest first: what the retained ``alarms`` lists."""
         self._out: list[Message] = []
         self._ts: float | None = None
+        self._origin: str | None = None
+        """The origin of the input being applied (who gave the command), for its messages."""
         self._alarms_changed = False
         self._round_changed: Round | None = None
 
@@ -142,6 +145,7 @@ class Engine:
         """
         self._out = []
         self._ts = inp.ts
+        self._origin = inp.origin
         self._alarms_changed = False
         self._round_changed = None
         try:
@@ -404,8 +408,15 @@ class Engine:
                 by=by,
                 shoe=self.shoe.number if self.shoe else None,
                 round=owner.number if owner else None,
+                origin=self._origin,
             )
         )
+        if owner is not None:
+            owner.settled.append(
+                SettledAlarm(id=alarm.id, kind=alarm.kind, by=by, origin=self._origin)
+            )
+            if by != "void":  # a void replaces the round's entry itself
+                self._update_recall(owner)
 
     # ------------------------------------------------------------------ cards
 
@@ -638,7 +649,25 @@ class Engine:
         self._emit_recall(shoe, rnd)
 
     def _emit_recall(self, shoe: Shoe, rnd: Round) -> None:
-        recalled = RecalledRound(
+        recalled = self._recalled(shoe, rnd)
+        if rnd.void and self.recall and self.recall[-1].round_id == rnd.round_id:
+            self.recall.pop()  # a shown round voided afterwards: replace its entry
+        self.recall.append(recalled)
+        self._emit(RecallMessage(seq=self._next_seq(), ts=self._ts, rounds=list(self.recall)))
+
+    def _update_recall(self, rnd: Round) -> None:
+        """A round already in the recall had an alarm settled since: show it there too."""
+        for index, entry in enumerate(self.recall):
+            if entry.round_id == rnd.round_id and self.shoe is not None:
+                self.recall[index] = self._recalled(self.shoe, rnd)
+                self._emit(
+                    RecallMessage(seq=self._next_seq(), ts=self._ts, rounds=list(self.recall))
+                )
+                return
+
+    @staticmethod
+    def _recalled(shoe: Shoe, rnd: Round) -> RecalledRound:
+        return RecalledRound(
             shoe=shoe.number,
             round=rnd.number,
             round_id=rnd.round_id,
@@ -649,11 +678,9 @@ class Engine:
             demo=rnd.demo,
             cards=list(rnd.dealt),
             exposed=list(rnd.exposed),
+            settled=list(rnd.settled),
+            voided_by=rnd.voided_by,
         )
-        if rnd.void and self.recall and self.recall[-1].round_id == rnd.round_id:
-            self.recall.pop()  # a shown round voided afterwards: replace its entry
-        self.recall.append(recalled)
-        self._emit(RecallMessage(seq=self._next_seq(), ts=self._ts, rounds=list(self.recall)))
 
     def _check_last_round(self, shoe: Shoe, rnd: Round) -> None:
         if shoe.last_round_no is None:
@@ -862,6 +889,7 @@ class Engine:
             if self.roads is not None:
                 self.roads.remove(rnd.number)
         rnd.void = True
+        rnd.voided_by = inp.origin
         rnd.withheld.clear()
         self._emit(
             VoidMessage(
@@ -872,6 +900,7 @@ class Engine:
                 round_id=rnd.round_id,
                 reason=inp.reason,
                 demo=rnd.demo,
+                origin=inp.origin,
             )
         )
         self._close_round(shoe, rnd, roads_changed=was_published)

@@ -1,13 +1,15 @@
 """The engine's inputs: what the shoe, the dealer and the operator say.
 
 Each is a small frozen value. :func:`parse_input` and :meth:`Input.to_text` are the
-one-line notation of ``baccarat replay`` and of the journal; ``parse_input(x.to_text(),
-x.ts) == x`` for every input.
+one-line notation of ``baccarat replay`` and of the journal; ``parse_input(notation(x),
+x.ts) == x`` for every input (:func:`notation` puts the input's origin in front of
+:meth:`Input.to_text`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from typing import Literal, get_args
 
 from baccarat.cards import Card, CardError, parse_card
@@ -28,6 +30,12 @@ class Input:
 
     ts: float | None = None
     device_seq: int | None = field(default=None, compare=False)
+    origin: str | None = None
+    """Who gave a command: ``pit/<operator>`` (the broker account that sent it),
+    ``pit`` (a command on the old topic, with no operator), or ``button`` (the dealer's
+    button on the device); ``None`` for what the device itself reports (cards, the cut
+    card, a new shoe). Part of the input: messages that settle an alarm or void a round
+    name it, so a replay of the journal gives them again."""
 
     def to_text(self) -> str:
         """The input in the replay notation (without its time)."""
@@ -207,6 +215,35 @@ class InputError(BaccaratError, ValueError):
     """A line of the replay notation that is not an input."""
 
 
+ORIGIN = re.compile(r"(pit(/[A-Za-z0-9][A-Za-z0-9_.@-]{0,63})?|button)")
+"""An origin as the notation and the journal write it (``by=<origin>``)."""
+ORIGIN_PREFIX = "by="
+
+
+def check_origin(origin: str) -> str:
+    """``origin`` if it is one (:data:`ORIGIN`); else :class:`InputError` saying why."""
+    if not ORIGIN.fullmatch(origin):
+        raise InputError(
+            f"bad origin {origin[:80]!r}: pit, pit/<operator> (letters, digits, _ . @ -;"
+            " at most 64) or button"
+        )
+    return origin
+
+
+def notation(inp: Input) -> str:
+    """The input's line in the replay notation, with its origin: ``by=pit/ana void ...``."""
+    text = inp.to_text()
+    return text if inp.origin is None else f"{ORIGIN_PREFIX}{inp.origin} {text}"
+
+
+def origin_parts(origin: str | None) -> tuple[str | None, str | None]:
+    """(source, operator) of an origin: ``("pit", "ana")``, ``("button", None)``."""
+    if origin is None:
+        return None, None
+    source, _, operator = origin.partition("/")
+    return source, operator or None
+
+
 _PLAIN: dict[str, type[CutCardSeen | OpenRound | Reveal | AcceptAsBurn | Exposed | EndShoe]] = {
     "cut": CutCardSeen,
     "open": OpenRound,
@@ -220,6 +257,10 @@ _PLAIN: dict[str, type[CutCardSeen | OpenRound | Reveal | AcceptAsBurn | Exposed
 def parse_input(line: str, ts: float | None = None) -> Input:
     """Parse one line of the replay notation (comments already stripped)."""
     words = line.split()
+    if words and words[0].startswith(ORIGIN_PREFIX):
+        origin = check_origin(words[0][len(ORIGIN_PREFIX) :])
+        rest = line.split(None, 1)[1] if len(words) > 1 else ""
+        return replace(parse_input(rest, ts), origin=origin)
     if not words:
         raise InputError("empty line")
     head, args = words[0].lower(), words[1:]

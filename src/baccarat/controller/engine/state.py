@@ -12,6 +12,7 @@ from baccarat.messages.bodies import (
     Correction,
     DealtCard,
     HandResult,
+    SettledAlarm,
     ShoePhase,
 )
 from baccarat.rules import tableau
@@ -84,6 +85,9 @@ class Round:
     revealed: bool = False
     published: bool = False
     void: bool = False
+    voided_by: str | None = None
+    settled: list[SettledAlarm] = field(default_factory=list)
+    """The round's alarms as they were settled (for the recall)."""
 
     @property
     def complete(self) -> bool:

@@ -15,7 +15,8 @@ A record is ``<record number> <ts>[/<frame>] <input> *<crc>``. The record number
 by one across files. ``ts`` is the input's time with 6 decimals (more if that is what it
 takes to read back the same float, so a replay feeds the engine exactly what it was fed),
 or ``-`` when the input had none; ``/<frame>`` is the device's frame number, when the
-input came in a numbered frame. The input is its one-line notation (``Input.to_text()``,
+input came in a numbered frame. The input is its one-line notation (``notation(inp)``,
+with ``by=<origin>`` in front for an operator's command or a dealer's button,
 read back by ``parse_input``; a void is ``void`` when confirmed, as every void recorded
 before confirmation existed was carried out, and ``void_unconfirmed`` when not, so old
 journals replay as they were played). ``crc`` is the CRC-32 of the bytes before `` *``, in 8
@@ -34,7 +35,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, TypeGuard
 
-from baccarat.controller.engine.inputs import Input, InputError, parse_input
+from baccarat.controller.engine.inputs import Input, InputError, notation, parse_input
 from baccarat.errors import BaccaratError
 
 FORMAT_VERSION = 1
@@ -85,7 +86,7 @@ def as_recorded(inp: Input) -> Input:
     Feed the engine this, not the original, for inputs built from free text (a device
     report, a void reason): ``Journal.append`` refuses any input that differs from it.
     """
-    recorded = parse_input(inp.to_text(), inp.ts)
+    recorded = parse_input(notation(inp), inp.ts)
     if inp.device_seq is None:
         return recorded
     return replace(recorded, device_seq=inp.device_seq)
@@ -93,7 +94,7 @@ def as_recorded(inp: Input) -> Input:
 
 def encode_record(number: int, inp: Input) -> bytes:
     """One record line; :class:`UnrecordableInputError` if it would not read back the same."""
-    text = inp.to_text()
+    text = notation(inp)
     if inp.ts is not None and not math.isfinite(inp.ts):
         raise UnrecordableInputError(f"{text!r}: ts {inp.ts!r} is no time")
     try:

@@ -8,8 +8,8 @@ MQTT-over-WebSocket. Two shoes:
   the daemon's own journal, cell by cell, and follow the daemon's online/offline status;
 * a seeded shoe with an unreadable card mid-shoe (accepted as a burn) is replayed by
   ``baccarat replay`` and its bodies published in steps, as the daemon publishes them, on
-  a broker with the accounts and ACL of ``examples/mosquitto`` (the page logs in as
-  ``board``):
+  a broker with the accounts and ACL of ``examples/mosquitto`` (the page logs in as the
+  table's board account):
   the alarm banner comes and goes, the live round shows its cards, and the roads match
   mid-shoe and at the end.
 
@@ -61,8 +61,9 @@ DAEMON_SEED = 42
 DAEMON_RULES = {"open_mode": "explicit"}  # the framed shoe's buttons open the rounds
 SHOE_TIMEOUT = 90.0  # seconds for the daemon to play a whole shoe on a loaded machine
 SNAPSHOT_ROUND = 52  # the mid-shoe screenshot: this round dealt up to B2
-EXAMPLE_ACL = ROOT / "examples" / "mosquitto" / "acl"
-USERS = {"controller": "c0ntroller", "board": "b0ard"}  # the accounts of the example ACL
+EXAMPLE_ACL = (ROOT / "examples" / "mosquitto" / "acl").read_text().replace("T07", TABLE)
+CONTROLLER, BOARD = f"baccarat-{TABLE}", f"board-{TABLE}"  # the example ACL's, for TABLE
+USERS = {CONTROLLER: "c0ntroller", BOARD: "b0ard"}
 ROADS = ("bead_plate", "big_road", "big_eye_boy", "small_road", "cockroach_pig")
 STATS = (
     "banker",
@@ -187,11 +188,11 @@ async def test_a_replayed_shoe_step_by_step(
 ) -> None:
     broker = mosquitto_factory(websockets=True, anonymous=False, users=USERS, acl=EXAMPLE_ACL)
     config = page_config(
-        broker.host, broker.websockets_port, TABLE, PREFIX, username="board", password="b0ard"
+        broker.host, broker.websockets_port, TABLE, PREFIX, username=BOARD, password="b0ard"
     )
     async with (
         WebBoardServer(config) as server,
-        broker.client(username="controller", password="c0ntroller") as client,
+        broker.client(username=CONTROLLER, password="c0ntroller") as client,
         Chromium.launch(tmp_path / "chromium") as browser,
     ):
         status = f"{PREFIX}/{TABLE}/status"

@@ -1,7 +1,8 @@
 """examples/mosquitto: a real mosquitto runs the example configuration and ACL.
 
 Only ports and file paths are changed, the way Debian would load the file: its own
-mosquitto.conf (persistence_location, log_dest) and then the example from conf.d.
+mosquitto.conf (persistence_location, log_dest) and then the example from conf.d. The
+accounts are those the example's ACL names, with passwords made up here.
 """
 
 from __future__ import annotations
@@ -9,16 +10,36 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import subprocess
+import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import aiomqtt
+import paho.mqtt.client as mqtt
 import pytest
+from paho.mqtt.enums import CallbackAPIVersion
+from paho.mqtt.reasoncodes import ReasonCode
 
+from support.daemon import Daemon, Recorder
 from support.mosquitto import Mosquitto, MosquittoFactory
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "mosquitto"
-USERS = {"controller": "c-secret", "board": "b-secret", "pit": "p-secret"}
+CONTROLLER, OTHER_CONTROLLER = "baccarat-T07", "baccarat-T08"  # tables T07 and T08
+CONTROLLER_ID = "baccarat-T07"  # the daemon's client id for T07: "baccarat-" + table
+BOARD, OTHER_BOARD = "board-T07", "board-T08"
+PIT, OTHER_PIT = "pit-ana", "pit-ben"
+USERS = {
+    name: f"{name}-secret"
+    for name in (CONTROLLER, OTHER_CONTROLLER, BOARD, OTHER_BOARD, PIT, OTHER_PIT)
+}
+LISTENERS: tuple[dict[str, bool], ...] = ({}, {"tls": True}, {"websockets": True})
+MAX_PACKET = 262144  # max_packet_size in the example's mosquitto.conf
+SUCCESS, NOT_AUTHORIZED, PACKET_TOO_LARGE = 0x00, 0x87, 0x95  # MQTT 5 reason codes
 WAIT = 5.0  # seconds for a message that should come
+TAKEOVERS = 5  # connections with the controller's client id, per intruder and listener
+SETTLE = 1.0  # seconds for a knocked-off controller to show it (offline, reconnected)
 SUBSTITUTIONS = {
     "password_file /etc/mosquitto/passwd": "password_file {password_file}",
     "acl_file /etc/mosquitto/acl": "acl_file {acl_file}",
@@ -43,27 +64,28 @@ def example_config() -> str:
     return "\n".join([*debian, text])
 
 
-def per_table_acl() -> str:
-    """The ACL's documented variant: the pattern lines instead of the controller account."""
-    text = (EXAMPLES / "acl").read_text()
-    text, found = re.subn(r"^user controller\n(topic .*\n)+", "", text, flags=re.MULTILINE)
-    assert found == 1
-    text, found = re.subn(r"^#(pattern .*)$", r"\1", text, flags=re.MULTILINE)
-    assert found == 3
-    return text
-
-
 @pytest.fixture
 def floor(mosquitto_factory: MosquittoFactory) -> Mosquitto:
-    """A mosquitto with the example's configuration, ACL and three accounts."""
+    """A mosquitto with the example's configuration, ACL and accounts."""
     return mosquitto_factory(
         users=USERS, acl=EXAMPLES / "acl", tls=True, websockets=True, config=example_config()
     )
 
 
-def login(broker: Mosquitto, user: str, **options: object) -> aiomqtt.Client:
+def login(broker: Mosquitto, user: str, **options: Any) -> aiomqtt.Client:
     """A client of the broker logged in as one of the accounts."""
-    return broker.client(username=user, password=USERS.get(user, "x"), **options)  # type: ignore[arg-type]
+    return broker.client(username=user, password=USERS.get(user, "x"), **options)
+
+
+def controller_daemon(folder: Path, broker: Mosquitto) -> Daemon:
+    """``baccarat run`` for table T07, logged in with the example's account for T07."""
+    env = broker.env(username=CONTROLLER, password=USERS[CONTROLLER])
+    return Daemon(folder, broker, table="T07", broker_env=env)
+
+
+def controller_connections(broker: Mosquitto) -> int:
+    """How many connections the broker logged with the T07 controller's client id."""
+    return len(re.findall(rf"New client connected from \S+ as {CONTROLLER_ID} ", broker.log()))
 
 
 async def first_payload(client: aiomqtt.Client) -> bytes:
@@ -74,9 +96,93 @@ async def first_payload(client: aiomqtt.Client) -> bytes:
     return message.payload
 
 
+class Mqtt5:
+    """A paho MQTT 5 client on its own network thread, for what aiomqtt does not show.
+
+    aiomqtt's ``publish`` says nothing of the PUBACK's reason code, and a lost connection
+    is an error without the broker's DISCONNECT reason; paho's callbacks give both.
+    """
+
+    def __init__(self, broker: Mosquitto, user: str, *, client_id: str = "") -> None:
+        """A client for ``broker`` logged in as ``user`` (not connected: use ``with``)."""
+        self.broker = broker
+        self.client = mqtt.Client(
+            CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5
+        )
+        self.client.username_pw_set(user, USERS.get(user, "x"))
+        self.client.on_connect = self._on_connect
+        self.client.on_publish = self._on_publish
+        self.client.on_disconnect = self._on_disconnect
+        self.connack: ReasonCode | None = None
+        self.disconnect_reason: ReasonCode | None = None
+        self.acks: dict[int, ReasonCode] = {}
+        self._changed = threading.Condition()
+
+    def __enter__(self) -> Mqtt5:
+        self.client.connect(self.broker.host, self.broker.port)
+        self.client.loop_start()
+        self._wait(lambda: self.connack is not None)
+        assert self.connack is not None
+        assert self.connack.value == SUCCESS, f"refused: {self.connack}"
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+
+    def publish(self, topic: str, payload: bytes, *, retain: bool = False) -> int | None:
+        """Publish at QoS 1: the PUBACK's reason code, or None if the broker hung up."""
+        info = self.client.publish(topic, payload, qos=1, retain=retain)
+        self._wait(lambda: info.mid in self.acks or self.disconnect_reason is not None)
+        ack = self.acks.get(info.mid)
+        return None if ack is None else ack.value
+
+    def _wait(self, condition: Callable[[], bool]) -> None:
+        with self._changed:
+            assert self._changed.wait_for(condition, WAIT), "no answer from the broker"
+
+    def _on_connect(self, *args: Any) -> None:
+        _client, _userdata, _flags, reason_code, _properties = args
+        with self._changed:
+            self.connack = reason_code
+            self._changed.notify_all()
+
+    def _on_publish(self, *args: Any) -> None:
+        _client, _userdata, mid, reason_code, _properties = args
+        with self._changed:
+            self.acks[mid] = reason_code
+            self._changed.notify_all()
+
+    def _on_disconnect(self, *args: Any) -> None:
+        _client, _userdata, _flags, reason_code, _properties = args
+        with self._changed:
+            self.disconnect_reason = reason_code
+            self._changed.notify_all()
+
+
+def test_the_tests_know_every_account_of_the_acl() -> None:
+    text = (EXAMPLES / "acl").read_text()
+    assert re.findall(r"^user (\S+)$", text, flags=re.MULTILINE) == list(USERS)
+    assert not re.findall(r"^pattern ", text, flags=re.MULTILINE)
+
+
+def test_the_readmes_loop_writes_the_acls_controller_sections() -> None:
+    """README.md's shell loop for new tables gives sections like T07's and T08's here."""
+    readme = (EXAMPLES / "README.md").read_text()
+    loop = re.search(r"\n(for t in .*?\ndone) \| sudo tee -a /etc/mosquitto/acl\n", readme, re.S)
+    assert loop is not None, "examples/mosquitto/README.md: the loop for new tables"
+    script = re.sub(r"^for t in [^;]*;", "for t in T07 T08;", loop.group(1))
+    made = subprocess.run(
+        ["bash", "-c", script], capture_output=True, text=True, check=True, timeout=30
+    ).stdout
+    acl = (EXAMPLES / "acl").read_text()
+    sections = re.findall(r"^user baccarat-.*?\n\n", acl, flags=re.MULTILINE | re.DOTALL)
+    assert made == "".join(sections)
+
+
 async def test_every_listener_of_the_example_works(floor: Mosquitto) -> None:
-    for options in ({}, {"tls": True}, {"websockets": True}):
-        async with login(floor, "pit", **options) as pit:
+    for options in LISTENERS:
+        async with login(floor, PIT, **options) as pit:
             await pit.subscribe("baccarat/#", qos=1)
             await pit.publish("baccarat/T07/cmd/open", b"{}", qos=1)
             assert await first_payload(pit) == b"{}"
@@ -87,29 +193,34 @@ async def test_no_anonymous_clients_and_no_wrong_passwords(floor: Mosquitto) -> 
         async with floor.client():
             pass
     with pytest.raises(aiomqtt.MqttError):
-        async with floor.client(username="pit", password="b-secret"):
+        async with floor.client(username=PIT, password=USERS[BOARD]):
             pass
 
 
-async def test_the_controller_publishes_and_everyone_reads(floor: Mosquitto) -> None:
+async def test_the_controller_publishes_and_its_readers_read(floor: Mosquitto) -> None:
     async with (
-        login(floor, "controller") as controller,
-        login(floor, "board") as board,
-        login(floor, "pit") as pit,
+        login(floor, CONTROLLER) as controller,
+        login(floor, BOARD) as board,
+        login(floor, OTHER_BOARD) as other_board,
+        login(floor, PIT) as pit,
     ):
-        await board.subscribe("baccarat/#", qos=1)
-        await pit.subscribe("baccarat/#", qos=1)
+        for reader in (board, other_board, pit):
+            await reader.subscribe("baccarat/#", qos=1)
         for topic in ("status", "card", "result", "alarm", "reply", "reply/console-3/17"):
             await controller.publish(f"baccarat/T07/{topic}", topic.encode(), qos=1)
             assert await first_payload(board) == topic.encode()
             assert await first_payload(pit) == topic.encode()
+        # T08's board reads T08 only: the first thing it gets is T08's.
+        async with login(floor, OTHER_CONTROLLER) as other_controller:
+            await other_controller.publish("baccarat/T08/status", b"T08", qos=1)
+        assert await first_payload(other_board) == b"T08"
 
 
 async def test_only_the_pit_sends_commands(floor: Mosquitto) -> None:
     async with (
-        login(floor, "controller") as controller,
-        login(floor, "board") as board,
-        login(floor, "pit") as pit,
+        login(floor, CONTROLLER) as controller,
+        login(floor, BOARD) as board,
+        login(floor, PIT) as pit,
     ):
         await controller.subscribe("baccarat/T07/cmd/+", qos=1)
         await pit.subscribe("baccarat/#", qos=1)
@@ -123,9 +234,9 @@ async def test_only_the_pit_sends_commands(floor: Mosquitto) -> None:
 
 async def test_boards_write_nothing_and_the_controller_nothing_deeper(floor: Mosquitto) -> None:
     async with (
-        login(floor, "controller") as controller,
-        login(floor, "board") as board,
-        login(floor, "pit") as pit,
+        login(floor, CONTROLLER) as controller,
+        login(floor, BOARD) as board,
+        login(floor, PIT) as pit,
     ):
         await pit.subscribe("baccarat/#", qos=1)
         await board.publish("baccarat/T07/result", b"fake result", qos=1)
@@ -136,18 +247,99 @@ async def test_boards_write_nothing_and_the_controller_nothing_deeper(floor: Mos
         assert await first_payload(pit) == b"real result"
 
 
-async def test_the_per_table_variant(mosquitto_factory: MosquittoFactory) -> None:
-    users = {"T07": "t7", "T08": "t8", "pit": "p-secret"}
-    broker = mosquitto_factory(anonymous=False, users=users, acl=per_table_acl())
-    async with (
-        broker.client(username="T07", password="t7") as t07,
-        broker.client(username="pit", password="p-secret") as pit,
-    ):
+async def test_a_board_is_told_it_may_not_write(floor: Mosquitto) -> None:
+    async with login(floor, PIT) as pit:
+        await pit.subscribe("baccarat/#", qos=1)
+        with Mqtt5(floor, BOARD) as board:
+            for topic in ("baccarat/T07/result", "baccarat/T07/status", "baccarat/T07/cmd/void"):
+                code = board.publish(topic, b"from the board", retain=True)
+                assert code == NOT_AUTHORIZED, topic
+        async with login(floor, CONTROLLER) as controller:
+            await controller.publish("baccarat/T07/result", b"marker", qos=1)
+        assert await first_payload(pit) == b"marker"
+
+
+async def test_a_controller_cannot_write_another_tables_topics(floor: Mosquitto) -> None:
+    async with login(floor, PIT) as pit:
+        await pit.subscribe("baccarat/#", qos=1)
+        with Mqtt5(floor, CONTROLLER) as controller:
+            for topic in ("status", "result", "card", "alarm", "roads", "reply/console-3/1"):
+                code = controller.publish(f"baccarat/T08/{topic}", b"not my table", retain=True)
+                assert code == NOT_AUTHORIZED, topic
+            assert controller.publish("baccarat/T07/result", b"my table") == SUCCESS
+        assert await first_payload(pit) == b"my table"  # and nothing of T08 before it
+
+
+async def test_a_controller_reads_only_its_own_tables_commands(floor: Mosquitto) -> None:
+    async with login(floor, CONTROLLER) as t07, login(floor, PIT) as pit:
         await t07.subscribe("baccarat/+/cmd/+", qos=1)
-        await pit.subscribe("baccarat/+/result", qos=1)
-        await t07.publish("baccarat/T08/result", b"not my table", qos=1)
-        await t07.publish("baccarat/T07/result", b"my table", qos=1)
-        assert await first_payload(pit) == b"my table"
         await pit.publish("baccarat/T08/cmd/void", b"for T08", qos=1)
         await pit.publish("baccarat/T07/cmd/void", b"for T07", qos=1)
         assert await first_payload(t07) == b"for T07"
+
+
+async def test_an_oversized_message_is_refused(floor: Mosquitto) -> None:
+    roads_sized = b"r" * 64_000  # above the roads of a full shoe (about 40 kB)
+    just_fits = b"f" * (MAX_PACKET - 1024)  # the topic and headers take the rest
+    async with login(floor, CONTROLLER) as controller, login(floor, BOARD) as board:
+        await controller.subscribe("baccarat/T07/cmd/+", qos=1)
+        await board.subscribe("baccarat/T07/#", qos=1)
+        await controller.publish("baccarat/T07/roads", roads_sized, qos=1, retain=True)
+        assert await first_payload(board) == roads_sized
+        with Mqtt5(floor, PIT) as pit:
+            assert pit.publish("baccarat/T07/cmd/void", b"x" * MAX_PACKET) is None
+            assert pit.disconnect_reason is not None
+            assert pit.disconnect_reason.value == PACKET_TOO_LARGE, pit.disconnect_reason
+        with Mqtt5(floor, PIT) as pit:
+            assert pit.publish("baccarat/T07/cmd/void", just_fits) == SUCCESS
+        assert await first_payload(controller) == just_fits  # the oversized one never came
+
+
+async def test_the_daemon_publishes_with_the_examples_account(
+    floor: Mosquitto, tmp_path: Path
+) -> None:
+    daemon = controller_daemon(tmp_path, floor)
+    try:
+        async with Recorder(floor, table="T07", username=BOARD, password=USERS[BOARD]) as board:
+            await asyncio.to_thread(daemon.start)
+            async with login(floor, PIT) as pit:
+                await pit.publish("baccarat/T07/cmd/shoe", b'{"id": "first"}', qos=1)
+                await board.wait_for(lambda r: len(r.bodies("reply")) == 1, WAIT * 2)
+    finally:
+        daemon.close()
+    assert board.bodies("reply")[0]["ok"] is True
+    kinds = {topic.removeprefix("baccarat/T07/") for topic, _ in board.received}
+    assert {"status", "shoe", "reply"} <= kinds
+    assert controller_connections(floor) == 1  # as baccarat-T07, its account and client id
+
+
+async def test_nobody_takes_the_controllers_session(floor: Mosquitto, tmp_path: Path) -> None:
+    intruders = (BOARD, OTHER_BOARD, PIT, OTHER_CONTROLLER)
+    daemon = controller_daemon(tmp_path, floor)
+    try:
+        async with Recorder(
+            floor, table="T07", username=OTHER_PIT, password=USERS[OTHER_PIT]
+        ) as watcher:
+            await asyncio.to_thread(daemon.start)
+            for options in LISTENERS:
+                for user in intruders:
+                    for _ in range(TAKEOVERS):
+                        async with login(floor, user, identifier=CONTROLLER_ID, **options):
+                            await asyncio.sleep(0.02)
+                with pytest.raises(aiomqtt.MqttError):  # the account, with a wrong password
+                    async with floor.client(
+                        username=CONTROLLER, password="guess", identifier=CONTROLLER_ID, **options
+                    ):
+                        pass
+            await asyncio.sleep(SETTLE)
+            assert controller_connections(floor) == 1, floor.log()  # no reconnection
+            assert "offline" not in [body["state"] for body in watcher.bodies("status")]
+            async with login(floor, PIT) as pit:  # the controller still answers
+                await pit.publish("baccarat/T07/cmd/shoe", b"{}", qos=1)
+                await watcher.wait_for(lambda r: len(r.bodies("reply")) == 1, WAIT * 2)
+    finally:
+        daemon.close()
+    log = floor.log()
+    assert "already connected, closing old connection" not in log
+    for user in intruders:  # each intruder got its own account's client id
+        assert f" as {user} " in log

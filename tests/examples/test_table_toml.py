@@ -38,7 +38,7 @@ def test_example_loads_as_it_is() -> None:
     config = load_config(EXAMPLE)
     assert config.table == "T07"
     assert config.device.kind == "serial"
-    assert config.broker.username == "controller"
+    assert config.broker.username == "baccarat-T07"
     assert config.journal.folder == Path("/var/lib/baccarat-controller")
     assert config.journal.fsync is True
 

@@ -32,7 +32,9 @@ from baccarat.sim_hardware.dealer import Dealer
 from baccarat.sim_hardware.virtual_shoe import VirtualShoe
 
 READY_TIMEOUT: Final = 60.0
-"""Seconds one daemon may take to say it is ready (the machine may be busy starting many)."""
+READY_PER_TABLE: Final = 3.0
+"""Seconds the daemons may take to say they are ready: READY_TIMEOUT, and READY_PER_TABLE
+more per table (they all start at once, and a busy machine starts a hundred slowly)."""
 STOP_TIMEOUT: Final = 15.0
 """Seconds a daemon gets to stop after SIGTERM."""
 READY_LINE: Final = "ready: table"
@@ -193,7 +195,8 @@ class Floor:
         """Until the daemon logs that it is ready; FloorError if it ends or takes too long."""
         assert table.process is not None
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + READY_TIMEOUT
+        timeout = READY_TIMEOUT + READY_PER_TABLE * len(self.tables)
+        deadline = loop.time() + timeout
         while READY_LINE not in table.log_tail(lines=200):
             if table.process.returncode is not None:
                 raise FloorError(
@@ -203,7 +206,7 @@ class Floor:
                 )
             if loop.time() > deadline:
                 raise FloorError(
-                    f"{table.name}: baccarat run not ready after {READY_TIMEOUT:g} s; its log:\n"
+                    f"{table.name}: baccarat run not ready after {timeout:g} s; its log:\n"
                     f"{table.log_tail()}"
                 )
             await asyncio.sleep(0.2)

@@ -37,6 +37,7 @@ import os
 import shutil
 import signal
 import socket
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -152,6 +153,22 @@ def stored_count(db: str) -> int:
         store.close()
 
 
+def recorder_latencies(db: str, since: float, until: float) -> list[float]:
+    """Card ``ts`` to the recorder's receipt, for cards it received in [since, until).
+
+    SQLite only (read with sqlite3 directly: the store has no such query); [] otherwise.
+    """
+    if db.startswith("postgresql:"):
+        return []
+    path = db.removeprefix("sqlite:///")
+    with contextlib.closing(sqlite3.connect(path)) as connection:
+        rows = connection.execute(
+            "SELECT received - ts FROM messages WHERE type = 'card' AND ts IS NOT NULL"
+            " AND received >= ? AND received < ?", (since, until),
+        ).fetchall()
+    return [float(row[0]) for row in rows]
+
+
 def cpu_seconds(process: psutil.Process) -> float:
     try:
         times = process.cpu_times()
@@ -215,14 +232,16 @@ async def run_floor(n: int, args: argparse.Namespace, folder: Path) -> dict[str,
 
         sim_process = psutil.Process(sim.pid)
         daemons = sim_process.children()
-        others = {"broker": psutil.Process(broker.pid),
+        others = {"pit": psutil.Process(), "broker": psutil.Process(broker.pid),
                   "recorder": psutil.Process(recorder.pid), "simulator": sim_process}
         cpu0 = {p.pid: cpu_seconds(p) for p in [*daemons, *others.values()]}
         count0, received0, t0 = stored_count(db), pit.received, time.monotonic()
+        wall0 = time.time()
         pit.measuring = True
         await asyncio.sleep(args.seconds)
         pit.measuring = False
         window = time.monotonic() - t0
+        wall1 = time.time()
         count1, received1 = stored_count(db), pit.received
         cpu = {p.pid: (cpu_seconds(p) - cpu0[p.pid]) / window
                for p in [*daemons, *others.values()]}
@@ -247,6 +266,7 @@ async def run_floor(n: int, args: argparse.Namespace, folder: Path) -> dict[str,
     with contextlib.suppress(asyncio.CancelledError):
         await pit_task
     stored = stored_seqs(db)
+    to_recorder = recorder_latencies(db, wall0, wall1) or [float("nan")]
     expected = {t: pit.seqs.get(t, set()) | stored.get(t, set())
                 for t in set(pit.seqs) | set(stored)}
     recorder.send_signal(signal.SIGTERM)
@@ -260,6 +280,7 @@ async def run_floor(n: int, args: argparse.Namespace, folder: Path) -> dict[str,
         "cards": len(pit.latencies),
         "p50": percentile(pit.latencies, 0.50), "p99": percentile(pit.latencies, 0.99),
         "max": max(pit.latencies),
+        "rec_p50": percentile(to_recorder, 0.50), "rec_p99": percentile(to_recorder, 0.99),
         "lost_recorder": lost(expected, stored), "lost_pit": lost(expected, pit.seqs),
         "tables_seen": len(expected),
         "rss_median": statistics.median(rss), "rss_max": max(rss),
@@ -280,11 +301,14 @@ def report(r: dict[str, Any]) -> str:
         f"  card to pit ({r['cards']} cards): p50 {r['p50'] * 1000:.0f} ms, "
         f"p99 {r['p99'] * 1000:.0f} ms, max {r['max'] * 1000:.0f} ms "
         f"(target p99 < {TARGET_P99 * 1000:.0f} ms: {verdict})",
+        f"  card to recorder: p50 {r['rec_p50'] * 1000:.0f} ms, "
+        f"p99 {r['rec_p99'] * 1000:.0f} ms",
         f"  lost: {r['lost_recorder']} by the recorder, {r['lost_pit']} by the pit",
         f"  each daemon: RSS median {r['rss_median']:.0f} MB, max {r['rss_max']:.0f} MB; "
         f"CPU median {r['cpu_median'] * 100:.1f} %, max {r['cpu_max'] * 100:.1f} % of a core",
         f"  broker CPU {r['cpu_broker'] * 100:.0f} %, recorder {r['cpu_recorder'] * 100:.0f} %,"
-        f" simulator (the N shoes) {r['cpu_simulator'] * 100:.0f} % of a core",
+        f" pit subscriber {r['cpu_pit'] * 100:.0f} %, simulator (the N shoes) "
+        f"{r['cpu_simulator'] * 100:.0f} % of a core",
     ])
 
 

@@ -156,16 +156,19 @@ def stored_count(db: str) -> int:
 def recorder_latencies(db: str, since: float, until: float) -> list[float]:
     """Card ``ts`` to the recorder's receipt, for cards it received in [since, until).
 
-    SQLite only (read with sqlite3 directly: the store has no such query); [] otherwise.
+    Read with sqlite3 or psycopg directly: the store has no such query.
     """
+    sql = ("SELECT received - ts FROM messages WHERE type = 'card' AND ts IS NOT NULL"
+           " AND received >= ? AND received < ?")
     if db.startswith("postgresql:"):
-        return []
-    path = db.removeprefix("sqlite:///")
-    with contextlib.closing(sqlite3.connect(path)) as connection:
-        rows = connection.execute(
-            "SELECT received - ts FROM messages WHERE type = 'card' AND ts IS NOT NULL"
-            " AND received >= ? AND received < ?", (since, until),
-        ).fetchall()
+        import psycopg
+
+        with psycopg.connect(db) as connection:
+            rows = connection.execute(sql.replace("?", "%s"), (since, until)).fetchall()
+    else:
+        path = db.removeprefix("sqlite:///")
+        with contextlib.closing(sqlite3.connect(path)) as connection:
+            rows = connection.execute(sql, (since, until)).fetchall()
     return [float(row[0]) for row in rows]
 
 

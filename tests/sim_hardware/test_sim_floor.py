@@ -21,11 +21,12 @@ WITHIN = 90.0
 """Seconds for three daemons to start and each to finish a round, on a loaded machine."""
 
 
-def sim_floor(tmp_path: Path, *args: str) -> subprocess.Popen[str]:
+def sim_floor(tmp_path: Path, *args: str, session: bool = False) -> subprocess.Popen[str]:
+    """``baccarat sim floor``; with ``session``, in a process group of its own (a terminal's)."""
     return subprocess.Popen(
         [sys.executable, "-m", "baccarat.cli", "sim", "floor", *args],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"}, cwd=tmp_path,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"}, cwd=tmp_path, start_new_session=session,
         preexec_fn=_die_with_parent,  # noqa: PLW1509 - only a prctl() call
     )
 
@@ -40,9 +41,11 @@ def alive(pid: int) -> bool:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("stop", ["SIGTERM", "Ctrl-C"])
 async def test_three_tables_publish_and_stop_cleanly(
-    tmp_path: Path, mosquitto: Mosquitto
+    tmp_path: Path, mosquitto: Mosquitto, stop: str
 ) -> None:
+    """SIGTERM to the simulator, or Ctrl-C: SIGINT to its whole process group at once."""
     by_table: dict[str, list[dict[str, Any]]] = {}
     statuses: dict[str, str] = {}
     async with mosquitto.client() as pit:
@@ -50,7 +53,7 @@ async def test_three_tables_publish_and_stop_cleanly(
         sim = sim_floor(
             tmp_path, "--tables", "3", "--broker", f"127.0.0.1:{mosquitto.port}",
             "--folder", str(tmp_path / "floor"), "--decks", "1", "--pace", "0.02",
-            "--no-fsync",
+            "--no-fsync", session=True,
         )
         try:
             async with asyncio.timeout(WITHIN):
@@ -65,7 +68,10 @@ async def test_three_tables_publish_and_stop_cleanly(
                     if all(any(b.get("type") == "result" for b in by_table.get(t, []))
                            for t in TABLES):
                         break
-            sim.send_signal(signal.SIGTERM)
+            if stop == "SIGTERM":
+                sim.send_signal(signal.SIGTERM)
+            else:
+                os.killpg(sim.pid, signal.SIGINT)
             output, _ = await asyncio.to_thread(sim.communicate, timeout=60)
         finally:
             if sim.poll() is None:

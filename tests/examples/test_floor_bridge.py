@@ -377,3 +377,24 @@ async def test_the_board_never_stops_and_the_floor_gets_everything_through_a_cut
 
     # The floor saw the uplink go down (the bridge's last will) and come back.
     assert b"0" in console.payloads(BRIDGE_STATE), console.payloads(BRIDGE_STATE)
+
+
+async def test_on_the_floor_a_tables_bridge_writes_only_that_tables_topics(
+    floor: Mosquitto,
+) -> None:
+    """A table's computer taken over cannot pass for another table, nor the recorder write."""
+    async with pit(floor) as console:
+        async with floor.client(username="bridge-T07",
+                                password=FLOOR_USERS["bridge-T07"]) as bridge:
+            for topic in ("baccarat/T08/card", "baccarat/T08/status",
+                          "$SYS/broker/connection/bridge-T08/state", "baccarat/T07/cmd/void"):
+                await bridge.publish(topic, b'{"forged": true}', qos=1)
+            await bridge.publish("baccarat/T07/card", b'{"seq": 1}', qos=1)
+        async with floor.client(username="baccarat-recorder",
+                                password=FLOOR_USERS["baccarat-recorder"]) as recorder:
+            await recorder.publish("baccarat/T07/card", b'{"forged": true}', qos=1)
+        await console.wait_for(lambda: bool(console.payloads("baccarat/T07/card")), WAIT)
+        await asyncio.sleep(1.0)  # what was refused would have come by now
+    topics = [topic for _, topic, _ in console.received]
+    assert topics == ["baccarat/T07/card"], topics
+    assert console.payloads("baccarat/T07/card") == [b'{"seq": 1}']

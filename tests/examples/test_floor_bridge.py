@@ -17,6 +17,8 @@ import json
 import os
 import re
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -27,10 +29,11 @@ import pytest
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
+from baccarat.floor.store import open_store
 from baccarat.sim_hardware.dealer import Dealer
 from baccarat.sim_hardware.virtual_shoe import VirtualShoe
 from support.daemon import Daemon
-from support.mosquitto import Mosquitto, MosquittoFactory
+from support.mosquitto import Mosquitto, MosquittoFactory, _die_with_parent
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "mosquitto"
 TABLE = "T07"
@@ -202,6 +205,29 @@ def pit(floor: Mosquitto) -> Listener:
                     ("baccarat/#", "$SYS/broker/connection/+/state"))
 
 
+def start_recorder(folder: Path, floor: Mosquitto) -> subprocess.Popen[bytes]:
+    """``baccarat record`` on the floor broker, with floor-acl's recorder account."""
+    password = folder / "recorder-password"
+    password.write_text(FLOOR_USERS["baccarat-recorder"] + "\n")
+    return subprocess.Popen(
+        [sys.executable, "-m", "baccarat.cli", "record", "--broker",
+         f"127.0.0.1:{floor.port}", "--db", str(folder / "floor.db"),
+         "--username", "baccarat-recorder", "--password-file", str(password),
+         "--client-id", "baccarat-recorder"],
+        stdout=(folder / "recorder.log").open("wb"), stderr=subprocess.STDOUT,
+        preexec_fn=_die_with_parent,  # noqa: PLW1509 - only a prctl() call
+    )
+
+
+def stored_seqs(folder: Path) -> list[int]:
+    """The seqs of T07's messages in the recorder's database, in its order."""
+    store = open_store(str(folder / "floor.db"))
+    try:
+        return [body["seq"] for _, body in store.messages(table=TABLE)]
+    finally:
+        store.close()
+
+
 def bridge_connections(table_broker: Mosquitto) -> int:
     """How many times the table's broker logged connecting its bridge to the floor."""
     return len(re.findall(r"Connecting bridge \(step 1\) floor ", table_broker.log()))
@@ -307,6 +333,7 @@ async def test_the_board_never_stops_and_the_floor_gets_everything_through_a_cut
     shoe_path = str(tmp_path / "shoe")
     async with VirtualShoe(shoe_path, "framed", baud=115200) as shoe:
         daemon = controller(tmp_path, table_broker, device=shoe_path)
+        recorder = start_recorder(tmp_path, floor)
         await asyncio.to_thread(daemon.start)
         try:
             board = Listener(table_broker, "board-T07", TABLE_USERS["board-T07"],
@@ -330,8 +357,14 @@ async def test_the_board_never_stops_and_the_floor_gets_everything_through_a_cut
                 last_seq = max(board.seqs())
                 await console.wait_for(lambda: last_seq in console.seqs(), 120)
                 await asyncio.sleep(1.0)  # any duplicates the bridge resends
+                deadline = time.monotonic() + 60
+                while stored_seqs(tmp_path)[-1:] != [last_seq]:
+                    assert time.monotonic() < deadline, (tmp_path / "recorder.log").read_text()
+                    await asyncio.sleep(0.5)
         finally:
             daemon.stop()
+            recorder.terminate()
+            recorder.wait(30)
 
     # The uplink really was cut: the bridge gave up on it and connected again.
     assert bridge_connections(table_broker) > connections, table_broker.log()
@@ -374,6 +407,11 @@ async def test_the_board_never_stops_and_the_floor_gets_everything_through_a_cut
     shoe_wait = longest_wait(dealt, dealt[0], dealt[-1])
     board_wait = longest_wait(card_times, dealt[0], dealt[-1])
     assert board_wait < shoe_wait + BOARD_GAP, (board_wait, shoe_wait)
+
+    # The recorder on the floor stored every message of the table once, in order.
+    stored = stored_seqs(tmp_path)
+    assert stored == list(range(stored[0], stored[-1] + 1))
+    assert set(stored) >= set(board.seqs())
 
     # The floor saw the uplink go down (the bridge's last will) and come back.
     assert b"0" in console.payloads(BRIDGE_STATE), console.payloads(BRIDGE_STATE)

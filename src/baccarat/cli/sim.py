@@ -3,6 +3,8 @@
 ``baccarat sim shoe --link /tmp/shoe --protocol framed --decks 8 --seed 1 --pace 1``
 deals shoe after shoe on a pty behind the symlink ``/tmp/shoe`` and prints where it is;
 point ``baccarat listen --device /tmp/shoe`` (or the daemon) at the same path.
+``baccarat sim floor --tables 10 --broker 127.0.0.1:1883`` runs ten tables, each a real
+daemon with a virtual shoe (:mod:`baccarat.sim_hardware.floor`).
 
 Simulated devices are registered in :data:`SIM_DEVICES`, as the top-level subcommands are:
 a module providing ``add_device_arguments(parser)`` and ``run_device(args) -> int``. Adding
@@ -28,6 +30,10 @@ SIM_DEVICES: Final[dict[str, tuple[str, str]]] = {
     "shuffler": (
         "baccarat.sim_hardware.virtual_shuffler",
         "a virtual USB shuffler, dealt through the real USB driver",
+    ),
+    "floor": (
+        "baccarat.cli.sim_floor",
+        "N simulated tables: real daemons, each dealt by a virtual shoe",
     ),
 }
 """Device name -> (module, help) for ``baccarat sim``."""

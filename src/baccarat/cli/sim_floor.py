@@ -1,0 +1,53 @@
+"""``baccarat sim floor --tables N``: see :mod:`baccarat.sim_hardware.floor`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+from pathlib import Path
+
+from baccarat.sim_hardware.floor import FloorPlan, run_floor
+
+
+def add_device_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``baccarat sim floor``."""
+    parser.add_argument("--tables", type=int, required=True, help="how many tables")
+    parser.add_argument("--broker", default="127.0.0.1:1883", help="HOST[:PORT] of the broker")
+    parser.add_argument(
+        "--username", help='the tables\' broker account, "{table}" for the name: baccarat-{table}'
+    )
+    parser.add_argument("--password-file", type=Path, help="a file holding their password")
+    parser.add_argument("--prefix", default="baccarat", help="the topic prefix")
+    parser.add_argument("--pace", type=float, default=0.2,
+                        help="seconds between cards at each table (0.2: ten times a real table)")
+    parser.add_argument("--decks", type=int, default=8)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--folder", type=Path,
+                        help="where each table's config, journal and log go (default: a new "
+                             "folder under /tmp)")
+    parser.add_argument("--no-fsync", action="store_true",
+                        help="journals without fdatasync (many tables on one disk)")
+    parser.add_argument("--log-level", default="INFO", help="the daemons' log level")
+
+
+def run_device(args: argparse.Namespace) -> int:
+    """Run the floor until SIGTERM or Ctrl-C."""
+    host, _, port = args.broker.rpartition(":") if ":" in args.broker else (args.broker, "", "")
+    if port and not port.isdigit():
+        print(f"baccarat sim floor: --broker {args.broker}: the port is not a number",
+              file=sys.stderr)
+        return 2
+    if args.password_file is not None and not args.password_file.is_file():
+        print(f"baccarat sim floor: --password-file {args.password_file}: no such file",
+              file=sys.stderr)
+        return 2
+    folder = args.folder or Path(tempfile.mkdtemp(prefix="baccarat-floor-"))
+    plan = FloorPlan(
+        tables=args.tables, folder=folder.resolve(), broker_host=host or args.broker,
+        broker_port=int(port or 1883), username=args.username,
+        password_file=args.password_file, topic_prefix=args.prefix, pace=args.pace,
+        decks=args.decks, seed=args.seed, fsync=not args.no_fsync, log_level=args.log_level,
+    )
+    return asyncio.run(run_floor(plan))

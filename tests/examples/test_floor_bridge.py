@@ -1,0 +1,438 @@
+"""examples/mosquitto: a table's broker bridged to the floor broker, as the examples say.
+
+Two real mosquittos: the table's, with the example's mosquitto.conf, acl and bridge.conf,
+and the floor's, with floor.conf and floor-acl (ports, file paths and passwords changed,
+nothing else). The real daemon publishes on the table's broker; its board reads there;
+the pit and the recorder read on the floor broker, across the bridge (TLS, MQTT 5, QoS 1).
+The uplink is cut by freezing the floor broker (SIGSTOP): to the bridge it is a link that
+went silent, as with a pulled cable, and the bridge notices only by its keepalive.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import aiomqtt
+import pytest
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+
+from baccarat.floor.store import open_store
+from baccarat.sim_hardware.dealer import Dealer
+from baccarat.sim_hardware.virtual_shoe import VirtualShoe
+from support.daemon import Daemon
+from support.mosquitto import Mosquitto, MosquittoFactory, _die_with_parent
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "mosquitto"
+TABLE = "T07"
+TABLE_USERS = {"baccarat-T07": "controller-secret", "board-T07": "board-secret"}
+FLOOR_USERS = {
+    "bridge-T07": "bridge-secret", "baccarat-recorder": "recorder-secret", "pit-ana": "pit-secret",
+    "pit-ben": "other-pit-secret",
+}
+BRIDGE_STATE = "$SYS/broker/connection/bridge-T07/state"
+DECKS = 4
+"""A shoe of four decks: about 200 cards, some 50 s at PACE; the cut is in its middle."""
+PACE = 0.2
+"""Seconds between cards: 5 cards a second, ten times a real table's pace."""
+OUTAGE = float(os.environ.get("BACCARAT_TEST_UPLINK_OUTAGE", "30"))
+"""Seconds the uplink is cut."""
+CUT_AFTER = 5.0
+"""Seconds of dealing before the cut."""
+BOARD_GAP = 1.0
+"""The longest the board may wait for the next card while the shoe deals (PACE apart)."""
+WAIT = 10.0
+CATCH_UP = 30.0
+"""Seconds the floor may take to get the backlog once the uplink is back."""
+RETAINED_TOPICS = {"shoe", "round", "roads", "alarm", "limits", "recall"}
+"""The table's topics published retained (besides status, which has no seq)."""
+
+TABLE_SUBSTITUTIONS = {
+    "password_file /etc/mosquitto/passwd": "password_file {password_file}",
+    "acl_file /etc/mosquitto/acl": "acl_file {acl_file}",
+    "/etc/mosquitto/certs/ca.crt": "{ca_file}",
+    "/etc/mosquitto/certs/server.crt": "{cert_file}",
+    "/etc/mosquitto/certs/server.key": "{key_file}",
+    "listener 1883 127.0.0.1\n": "listener {port} 127.0.0.1\n",
+    "listener 8883\n": "listener {tls_port} 127.0.0.1\n",
+    "listener 9001\n": "listener {websockets_port} 127.0.0.1\n",
+}
+FLOOR_SUBSTITUTIONS = TABLE_SUBSTITUTIONS
+
+
+def substituted(name: str, substitutions: dict[str, str]) -> str:
+    """An example file with each of ``substitutions`` made (each must occur once)."""
+    text = (EXAMPLES / name).read_text()
+    for old, new in substitutions.items():
+        assert text.count(old) == 1, f"examples/mosquitto/{name}: expected {old!r} once"
+        text = text.replace(old, new)
+    return text
+
+
+def debian_preamble() -> list[str]:
+    """What Debian's own mosquitto.conf sets before it includes conf.d."""
+    lines = ["persistence_location {folder}/", "log_dest stderr"]
+    if os.geteuid() == 0:
+        lines.append("user root")  # our files are root's; Debian's broker runs as mosquitto
+    return lines
+
+
+def floor_config() -> str:
+    """The floor broker: Debian's main file, then floor.conf."""
+    return "\n".join([*debian_preamble(), substituted("floor.conf", FLOOR_SUBSTITUTIONS)])
+
+
+def table_config(floor: Mosquitto) -> str:
+    """The table's broker: Debian's main file, then mosquitto.conf and bridge.conf.
+
+    The bridge points at ``floor``'s TLS listener and trusts its CA; braces are doubled
+    where the text is a template for the table's own broker.
+    """
+    bridge = substituted("bridge.conf", {
+        "address floor-broker.example:8883": f"address 127.0.0.1:{floor.tls_port}",
+        "/etc/mosquitto/certs/floor-ca.crt": str(floor.ca_file),
+        "remote_password the-bridge-password": f"remote_password {FLOOR_USERS['bridge-T07']}",
+    })
+    table = substituted("mosquitto.conf", TABLE_SUBSTITUTIONS)
+    return "\n".join([*debian_preamble(), table, bridge.replace("{", "{{").replace("}", "}}")])
+
+
+class Listener:
+    """A subscriber that keeps every message with the time it arrived."""
+
+    def __init__(
+        self, broker: Mosquitto, user: str, password: str, topics: tuple[str, ...]
+    ) -> None:
+        self.broker, self.user, self.password, self.topics = broker, user, password, topics
+        self.received: list[tuple[float, str, bytes]] = []
+        self.connects = 0
+        self._changed = asyncio.Event()
+        self._subscribed = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> Listener:
+        self._task = asyncio.create_task(self._run())
+        async with asyncio.timeout(WAIT):
+            await self._subscribed.wait()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._task is not None
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                async with self.broker.client(
+                    username=self.user, password=self.password, clean_session=False,
+                    identifier=self.user, keepalive=120,
+                ) as client:
+                    for topic in self.topics:
+                        await client.subscribe(topic, qos=1)
+                    self.connects += 1
+                    self._subscribed.set()
+                    async for message in client.messages:
+                        assert isinstance(message.payload, bytes)
+                        self.received.append(
+                            (time.time(), str(message.topic), message.payload)
+                        )
+                        self._changed.set()
+            except aiomqtt.MqttError:
+                await asyncio.sleep(0.2)
+
+    def bodies(self) -> list[tuple[float, dict[str, Any]]]:
+        """The JSON bodies of the table's messages (not the bridge's state), with times."""
+        return [
+            (at, json.loads(payload)) for at, topic, payload in self.received
+            if topic.startswith("baccarat/")
+        ]
+
+    def seqs(self) -> list[int]:
+        """The ``seq`` of every engine message, in arrival order, duplicates included."""
+        return [body["seq"] for _, body in self.bodies() if isinstance(body.get("seq"), int)]
+
+    def payloads(self, topic: str) -> list[bytes]:
+        return [payload for _, t, payload in self.received if t == topic]
+
+    async def wait_for(self, condition: Callable[[], bool], within: float) -> None:
+        async with asyncio.timeout(within):
+            while not condition():
+                self._changed.clear()
+                await self._changed.wait()
+
+
+@pytest.fixture
+def floor(mosquitto_factory: MosquittoFactory) -> Mosquitto:
+    """The floor broker, as floor.conf and floor-acl configure it."""
+    return mosquitto_factory(
+        users=FLOOR_USERS, acl=EXAMPLES / "floor-acl", tls=True, websockets=True,
+        config=floor_config(),
+    )
+
+
+@pytest.fixture
+def table_broker(mosquitto_factory: MosquittoFactory, floor: Mosquitto) -> Mosquitto:
+    """The table's broker, as mosquitto.conf, acl and bridge.conf configure it."""
+    return mosquitto_factory(
+        users=TABLE_USERS, acl=EXAMPLES / "acl", tls=True, websockets=True,
+        config=table_config(floor),
+    )
+
+
+def controller(folder: Path, broker: Mosquitto, device: str | None = None) -> Daemon:
+    """``baccarat run`` for T07 on the table's broker, with the example's account."""
+    env = broker.env(username="baccarat-T07", password=TABLE_USERS["baccarat-T07"])
+    return Daemon(folder, broker, table=TABLE, device=device, broker_env=env,
+                  rules={"decks": DECKS})
+
+
+def pit(floor: Mosquitto) -> Listener:
+    return Listener(floor, "pit-ana", FLOOR_USERS["pit-ana"],
+                    ("baccarat/#", "$SYS/broker/connection/+/state"))
+
+
+def start_recorder(folder: Path, floor: Mosquitto) -> subprocess.Popen[bytes]:
+    """``baccarat record`` on the floor broker, with floor-acl's recorder account."""
+    password = folder / "recorder-password"
+    password.write_text(FLOOR_USERS["baccarat-recorder"] + "\n")
+    return subprocess.Popen(
+        [sys.executable, "-m", "baccarat.cli", "record", "--broker",
+         f"127.0.0.1:{floor.port}", "--db", str(folder / "floor.db"),
+         "--username", "baccarat-recorder", "--password-file", str(password),
+         "--client-id", "baccarat-recorder"],
+        stdout=(folder / "recorder.log").open("wb"), stderr=subprocess.STDOUT,
+        preexec_fn=_die_with_parent,  # noqa: PLW1509 - only a prctl() call
+    )
+
+
+def stored_seqs(folder: Path) -> list[int]:
+    """The seqs of T07's messages in the recorder's database, in its order."""
+    store = open_store(str(folder / "floor.db"))
+    try:
+        return [body["seq"] for _, body in store.messages(table=TABLE)]
+    finally:
+        store.close()
+
+
+def bridge_connections(table_broker: Mosquitto) -> int:
+    """How many times the table's broker logged connecting its bridge to the floor."""
+    return len(re.findall(r"Connecting bridge \(step 1\) floor ", table_broker.log()))
+
+
+async def test_the_bridge_carries_the_tables_messages_and_the_pits_commands(
+    floor: Mosquitto, table_broker: Mosquitto, tmp_path: Path
+) -> None:
+    """Status (retained) out, a command in, its MQTT 5 reply out; the uplink's state."""
+    daemon = controller(tmp_path, table_broker)
+    await asyncio.to_thread(daemon.start)
+    try:
+        async with pit(floor) as console:
+            status = f"baccarat/{TABLE}/status"
+            await console.wait_for(lambda: bool(console.payloads(status)), WAIT)
+            assert json.loads(console.payloads(status)[-1])["state"] == "online"
+            await console.wait_for(lambda: bool(console.payloads(BRIDGE_STATE)), WAIT)
+            assert console.payloads(BRIDGE_STATE)[-1] == b"1"
+
+            reply_topic = f"baccarat/{TABLE}/reply/pit-ana"
+            properties = Properties(PacketTypes.PUBLISH)
+            properties.ResponseTopic = reply_topic
+            # Another operator's account: one account is one connection (use_username_as_
+            # clientid), a second pit-ana would take the console's session.
+            async with floor.client(username="pit-ben", password=FLOOR_USERS["pit-ben"],
+                                    protocol=aiomqtt.ProtocolVersion.V5) as sender:
+                await sender.publish(f"baccarat/{TABLE}/cmd/end", b'{"id": "q1"}',
+                                     qos=1, properties=properties)
+            # The reply, on the response topic or (a controller on MQTT 3.1.1 sees none)
+            # on baccarat/T07/reply.
+            await console.wait_for(lambda: bool(replies(console)), WAIT)
+            assert replies(console)[0]["id"] == "q1"
+    finally:
+        daemon.stop()
+
+
+def disorder(seqs: list[int]) -> str:
+    """Where ``seqs`` first go backwards, with what came around it."""
+    for i, (a, b) in enumerate(itertools.pairwise(seqs)):
+        if b < a:
+            return f"seq {b} came after {a}: ...{seqs[max(0, i - 5):i + 25]}..."
+    return "in order"
+
+
+def backlog_through(arrivals: list[tuple[float, int]]) -> float:
+    """The last time the floor lacked a seq older than the newest it had (0.0: never)."""
+    have: set[int] = set()
+    last_gap = 0.0
+    for at, seq in arrivals:
+        have.add(seq)
+        if len(have) != max(have) - min(have) + 1:
+            last_gap = at
+    return last_gap
+
+
+def overtakers(listener: Listener) -> list[str]:
+    """The topics of messages that came while an older one (by seq) had not yet come.
+
+    A repeat of a message already received (QoS 1 is at least once) overtakes nothing.
+    """
+    have: set[int] = set()
+    expected: int | None = None  # the oldest seq not yet received
+    out = []
+    for _, topic, payload in listener.received:
+        body = json.loads(payload) if topic.startswith("baccarat/") else {}
+        seq = body.get("seq")
+        if not isinstance(seq, int):
+            continue
+        if expected is not None and seq > expected and seq not in have:
+            out.append(f"{topic.rsplit('/', 1)[-1]} {seq}")
+        have.add(seq)
+        expected = seq if expected is None else expected
+        while expected in have:
+            expected += 1
+    return out
+
+
+def replies(listener: Listener) -> list[dict[str, Any]]:
+    return [body for _, body in listener.bodies() if body.get("type") == "reply"]
+
+
+async def deal(shoe: VirtualShoe, dealt: list[float]) -> None:
+    """One shoe at PACE, noting when each card left the shoe."""
+    for event in Dealer(decks=DECKS, seed=7).events():
+        shoe.send(event)
+        if type(event).__name__ == "CardDrawn":
+            dealt.append(time.time())
+            await asyncio.sleep(PACE)
+    await shoe.drain()
+
+
+def longest_wait(times: list[float], start: float, end: float) -> float:
+    """The longest time between consecutive ``times`` within [start, end]."""
+    inside = [t for t in times if start <= t <= end]
+    return max((b - a for a, b in itertools.pairwise(inside)), default=0.0)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+async def test_the_board_never_stops_and_the_floor_gets_everything_through_a_cut_uplink(
+    floor: Mosquitto, table_broker: Mosquitto, tmp_path: Path
+) -> None:
+    shoe_path = str(tmp_path / "shoe")
+    async with VirtualShoe(shoe_path, "framed", baud=115200) as shoe:
+        daemon = controller(tmp_path, table_broker, device=shoe_path)
+        recorder = start_recorder(tmp_path, floor)
+        await asyncio.to_thread(daemon.start)
+        try:
+            board = Listener(table_broker, "board-T07", TABLE_USERS["board-T07"],
+                             (f"baccarat/{TABLE}/#",))
+            async with board, pit(floor) as console:
+                await console.wait_for(lambda: bool(console.payloads(BRIDGE_STATE)), WAIT)
+                connections = bridge_connections(table_broker)
+                dealt: list[float] = []
+                dealing = asyncio.create_task(deal(shoe, dealt))
+                await asyncio.sleep(CUT_AFTER)
+                os.kill(floor.pid, signal.SIGSTOP)
+                cut = time.time()
+                try:
+                    await asyncio.sleep(OUTAGE)
+                finally:
+                    os.kill(floor.pid, signal.SIGCONT)
+                restored = time.time()
+                assert not dealing.done(), "the shoe ended before the uplink came back"
+                await dealing
+                await asyncio.sleep(2.0)  # the last round's result and roads
+                last_seq = max(board.seqs())
+                await console.wait_for(lambda: last_seq in console.seqs(), 120)
+                await asyncio.sleep(1.0)  # any duplicates the bridge resends
+                deadline = time.monotonic() + 60
+                while stored_seqs(tmp_path)[-1:] != [last_seq]:
+                    assert time.monotonic() < deadline, (tmp_path / "recorder.log").read_text()
+                    await asyncio.sleep(0.5)
+        finally:
+            daemon.stop()
+            recorder.terminate()
+            recorder.wait(30)
+
+    # The uplink really was cut: the bridge gave up on it and connected again.
+    assert bridge_connections(table_broker) > connections, table_broker.log()
+    assert console.payloads(BRIDGE_STATE)[-1] == b"1"
+
+    # The floor: every message the board got, each body as the board got it; in order
+    # before the cut and once the backlog is through. While it catches up (CATCH_UP at
+    # most), mosquitto 2.0's bridge also sends the table's retained topics (its newest
+    # shoe, round, roads...) ahead of and amid the backlog, which has the same messages
+    # again in their place: consumers order by seq (the recorder does).
+    floor_seqs = console.seqs()
+    assert set(floor_seqs) >= set(board.seqs())
+    board_bodies = {body["seq"]: body for _, body in board.bodies() if "seq" in body}
+    for _, body in console.bodies():
+        if "seq" in body and body["seq"] in board_bodies:
+            assert body == board_bodies[body["seq"]]
+    arrivals = [(at, body["seq"]) for at, body in console.bodies() if "seq" in body]
+    before = [seq for at, seq in arrivals if at < cut]
+    assert before == sorted(set(before)), disorder(before)
+    through = backlog_through(arrivals)
+    assert through - restored < CATCH_UP, f"the backlog took {through - restored:.1f} s"
+    newest_by_then = max(seq for at, seq in arrivals if at <= through)
+    after = [seq for seq in dict.fromkeys(seq for at, seq in arrivals if at > through)
+             if seq > newest_by_then]
+    assert after == sorted(after), disorder(after)
+    early = overtakers(console)
+    assert {name.split()[0] for name in early} <= RETAINED_TOPICS, early
+
+    # The table's board: every seq once, in order; every card within BOARD_GAP of the
+    # input that made it (its ts), and no wait between cards beyond BOARD_GAP more than the
+    # shoe itself took (on a loaded machine the test's own loop may stall), before, during
+    # and after the cut.
+    board_seqs = board.seqs()
+    assert board_seqs == list(range(board_seqs[0], board_seqs[-1] + 1))
+    cards = [(at, body) for at, body in board.bodies() if body.get("type") == "card"]
+    card_times = [at for at, _ in cards]
+    assert len([t for t in card_times if cut <= t <= restored]) > OUTAGE / PACE / 2
+    latency = max(at - body["ts"] for at, body in cards)
+    assert latency < BOARD_GAP, f"a card reached the board {latency:.2f} s after its input"
+    shoe_wait = longest_wait(dealt, dealt[0], dealt[-1])
+    board_wait = longest_wait(card_times, dealt[0], dealt[-1])
+    assert board_wait < shoe_wait + BOARD_GAP, (board_wait, shoe_wait)
+
+    # The recorder on the floor stored every message of the table once, in order.
+    stored = stored_seqs(tmp_path)
+    assert stored == list(range(stored[0], stored[-1] + 1))
+    assert set(stored) >= set(board.seqs())
+
+    # The floor saw the uplink go down (the bridge's last will) and come back.
+    assert b"0" in console.payloads(BRIDGE_STATE), console.payloads(BRIDGE_STATE)
+
+
+async def test_on_the_floor_a_tables_bridge_writes_only_that_tables_topics(
+    floor: Mosquitto,
+) -> None:
+    """A table's computer taken over cannot pass for another table, nor the recorder write."""
+    async with pit(floor) as console:
+        async with floor.client(username="bridge-T07",
+                                password=FLOOR_USERS["bridge-T07"]) as bridge:
+            for topic in ("baccarat/T08/card", "baccarat/T08/status",
+                          "$SYS/broker/connection/bridge-T08/state", "baccarat/T07/cmd/void"):
+                await bridge.publish(topic, b'{"forged": true}', qos=1)
+            await bridge.publish("baccarat/T07/card", b'{"seq": 1}', qos=1)
+        async with floor.client(username="baccarat-recorder",
+                                password=FLOOR_USERS["baccarat-recorder"]) as recorder:
+            await recorder.publish("baccarat/T07/card", b'{"forged": true}', qos=1)
+        await console.wait_for(lambda: bool(console.payloads("baccarat/T07/card")), WAIT)
+        await asyncio.sleep(1.0)  # what was refused would have come by now
+    topics = [topic for _, topic, _ in console.received]
+    assert topics == ["baccarat/T07/card"], topics
+    assert console.payloads("baccarat/T07/card") == [b'{"seq": 1}']

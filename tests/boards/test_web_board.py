@@ -258,9 +258,10 @@ async def test_a_replayed_shoe_step_by_step(
         assert board["rejected"] == 0
         await page.screenshot(artifacts / "web-board-end-of-shoe.png")
 
-        # Copies of old messages, as after a reconnect with QoS 1, change nothing; then the
+        # Copies of old messages, as after a reconnect with QoS 1, change nothing (copies
+        # within SEQ_RESTART_GAP of the newest: further back is a restarted controller); then the
         # controller goes offline (published after them, so drawn after them).
-        await publish(client, shoe, 0, len(shoe.messages) // 2)
+        await publish(client, shoe, len(shoe.messages) // 2, len(shoe.messages))  # in the gap
         await client.publish(status, status_payload("offline", TABLE), qos=1, retain=True)
         await page.wait_for("!!document.querySelector('[data-controller=offline]')", limit=WAIT)
         offline = {**board, "controller": "offline", "overlay": "offline"}

@@ -10,6 +10,11 @@ what MQTT delivers after a reconnect or with QoS 1:
 * a late copy of an alarm already cleared, or of a result already voided: ignored;
 * a controller that restarted with a fresh sequence (``seq`` far below the highest seen):
   the board starts over from that message.
+
+A board that connects mid-round starts from the retained messages alone: ``round`` carries
+the cards shown so far with the totals, and ``alarms`` every open alarm. An ``alarms`` body
+replaces the open alarms the board holds, but not one it heard of after that body (a
+higher ``seq``), nor the one-off notices (``lasting`` false), which no list names.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from baccarat.cards import CardError, parse_card
 from baccarat.messages.bodies import (
     AlarmClearedMessage,
     AlarmMessage,
+    AlarmsMessage,
     CardMessage,
     Message,
     ResultMessage,
@@ -83,7 +89,9 @@ class BoardState:
     results: tuple[ResultMessage, ...] = ()
     """Recent counted results of the current shoe, oldest first (demo rounds left out)."""
     alarms: tuple[AlarmMessage, ...] = ()
-    """Alarms raised and not yet cleared, oldest first."""
+    """Alarms raised and not yet cleared, oldest first (by id), each as last published."""
+    alarms_seq: int = 0
+    """The ``seq`` of the last ``alarms`` body taken."""
     roads_message: RoadsMessage | None = None
     highest_seq: int = 0
     messages: int = 0
@@ -170,6 +178,8 @@ def _apply(state: BoardState, message: Message) -> BoardState:
             return _on_alarm(state, message)
         case AlarmClearedMessage():
             return _on_alarm_cleared(state, message)
+        case AlarmsMessage():
+            return _on_alarms(state, message)
         case RoadsMessage():
             return _on_roads(state, message)
     return state
@@ -195,14 +205,24 @@ def _on_round(state: BoardState, message: RoundMessage) -> BoardState:
     elif message.seq <= live.round_seq:
         return state
     status: RoundStatus = "void" if live.status == "void" else message.status
+    newer = message.seq > live.card_seq
     live = replace(
         live,
         round_id=message.round_id,
         status=status,
         demo=message.demo,
-        next=message.next if message.seq > live.card_seq else live.next,
+        next=message.next if newer else live.next,
         round_seq=message.seq,
     )
+    if newer and message.cards:  # the cards shown so far: what a late board starts from
+        cards = tuple((c.position, c.card) for c in message.cards if c.position != "burn")
+        live = replace(
+            live,
+            cards=cards,
+            player_total=message.player_total,
+            banker_total=message.banker_total,
+            card_seq=message.seq,
+        )
     return replace(state, live=live)
 
 
@@ -293,9 +313,33 @@ def _on_void(state: BoardState, message: VoidMessage) -> BoardState:
 
 
 def _on_alarm(state: BoardState, message: AlarmMessage) -> BoardState:
-    if message.id in state.cleared_alarms or any(a.id == message.id for a in state.alarms):
+    """A new alarm, or a newer copy of an open one (a coalesced alarm's count changed)."""
+    if message.id in state.cleared_alarms:
         return state
-    return replace(state, alarms=(*state.alarms, message))
+    known = next((a for a in state.alarms if a.id == message.id), None)
+    if known is not None and message.seq <= known.seq:
+        return state
+    return replace(state, alarms=_by_id([a for a in state.alarms if a.id != message.id], message))
+
+
+def _on_alarms(state: BoardState, message: AlarmsMessage) -> BoardState:
+    """Every open alarm as of ``message.seq``; what came after it stays as it is."""
+    if message.seq < state.alarms_seq:
+        return state
+    listed = {a.id: a for a in message.alarms if a.id not in state.cleared_alarms}
+    after = message.seq
+    kept = [a for a in state.alarms if a.id not in listed and (a.seq > after or not a.lasting)]
+    for held in state.alarms:
+        if held.id in listed and held.seq > listed[held.id].seq:
+            listed[held.id] = held
+    alarms = _by_id(kept, *listed.values())
+    if alarms == state.alarms and message.seq == state.alarms_seq:
+        return state
+    return replace(state, alarms=alarms, alarms_seq=message.seq)
+
+
+def _by_id(alarms: list[AlarmMessage], *more: AlarmMessage) -> tuple[AlarmMessage, ...]:
+    return tuple(sorted([*alarms, *more], key=lambda a: a.id))
 
 
 def _on_alarm_cleared(state: BoardState, message: AlarmClearedMessage) -> BoardState:

@@ -52,12 +52,12 @@ from baccarat.drivers import events as ev
 from baccarat.drivers.serial_source import SerialSource
 from baccarat.drivers.source import DeviceSource
 from baccarat.drivers.usb_source import UsbSettings, UsbSource
-from baccarat.messages.bodies import Message
+from baccarat.messages.bodies import AlarmsMessage, Message
 from baccarat.messages.catalog import make_serializers
 
 log = logging.getLogger("baccarat.daemon")
 
-RETAINED: Final = frozenset({"shoe", "round", "roads", "recall"})
+RETAINED: Final = frozenset({"shoe", "round", "roads", "recall", "alarms"})
 """Topics that hold state: retained, so a board that connects late sees it at once."""
 CURSOR_FILE: Final = "published"
 CURSOR_INTERVAL: Final = 0.5
@@ -140,6 +140,9 @@ class Table:
         if self.metrics is not None:
             self.metrics.tally.count(regenerated)
         cursor = self._read_cursor()
+        listed = [m for m in regenerated if isinstance(m, AlarmsMessage)]
+        if listed and listed[-1].seq <= cursor:  # the open alarms again, for a broker that
+            self._queue(listed[-1], republished=True)  # lost its retained messages
         for message in regenerated:
             if message.seq > cursor:
                 self._queue(message)
@@ -196,15 +199,17 @@ class Table:
             self.journal.rotate(counters, inp)
         return outcome
 
-    def _queue(self, message: Message) -> None:
+    def _queue(self, message: Message, *, republished: bool = False) -> None:
+        """Queue a message; a ``republished`` one (a copy, its seq not new) moves no cursor."""
         topic = message.topic
         try:
             payload = message.to_bytes()
         except Exception:  # a bug, not an input: the table goes on, the seq shows the gap
             log.exception("message seq %s (%s): no body, not published", message.seq, topic)
             return
+        seq = None if republished else message.seq
         self.outbox.put(
-            OutMessage(self.config.topic(topic), payload, retain=topic in RETAINED, seq=message.seq)
+            OutMessage(self.config.topic(topic), payload, retain=topic in RETAINED, seq=seq)
         )
 
     def on_device_event(self, event: ev.DeviceEvent) -> None:

@@ -178,6 +178,39 @@ class AlarmMessage(Message):
     round: int | None
     card: str | None = None
     text: str
+    count: Annotated[
+        int,
+        Field(
+            description="Cards this alarm holds aside. More than one only on the retained "
+            "alarms topic: cards of the same kind that came into a table the alarm already "
+            "blocks are coalesced into it."
+        ),
+    ] = 1
+    cards: Annotated[
+        list[str | None],
+        Field(description="The cards held aside, oldest first (null: unreadable)."),
+    ] = field(default_factory=list)
+    lasting: Annotated[
+        bool,
+        Field(
+            description="Open until settled or cleared, and listed on the retained alarms "
+            "topic meanwhile; false: a one-off notice that nothing clears."
+        ),
+    ] = False
+
+
+@dataclass(slots=True, kw_only=True)
+class AlarmsMessage(Message):
+    """Every open alarm, oldest first (retained): what a screen that connects late needs.
+
+    Sent whenever an alarm opens, changes or is settled. Each item is the ``alarm`` message
+    that raised it (same ``seq``), with ``card``, ``text``, ``count`` and ``cards`` as they
+    are now: an alarm that cards were coalesced into changes only here.
+    """
+
+    topic: ClassVar[str] = "alarms"
+    type: Literal["alarms"] = "alarms"
+    alarms: list[AlarmMessage]
 
 
 @dataclass(slots=True, kw_only=True)
@@ -207,8 +240,19 @@ class RoundMessage(Message):
     status: Literal["open", "complete", "void"]
     demo: bool = False
     next: Annotated[
-        str | None, Field(description="The position the next card must go to, or null.")
+        str | None,
+        Field(description="Where the next card must go (a position or burn), or null."),
     ]
+    cards: Annotated[
+        list[DealtCard],
+        Field(description="The round's cards shown so far, burns included, in dealing order."),
+    ] = field(default_factory=list)
+    player_total: Annotated[
+        int | None, Field(description="Player's total of the cards shown; null before any.")
+    ] = None
+    banker_total: Annotated[
+        int | None, Field(description="Banker's total of the cards shown; null before any.")
+    ] = None
 
 
 @dataclass(slots=True, kw_only=True)

@@ -10,6 +10,7 @@ from pydantic import Field, TypeAdapter
 from baccarat.messages.bodies import (
     AlarmClearedMessage,
     AlarmMessage,
+    AlarmsMessage,
     CardMessage,
     Message,
     RecallMessage,
@@ -28,6 +29,7 @@ MESSAGE_TYPES: Final[tuple[type[Message], ...]] = (
     ResultMessage,
     AlarmMessage,
     AlarmClearedMessage,
+    AlarmsMessage,
     RoundMessage,
     VoidMessage,
     ShoeMessage,

@@ -182,6 +182,7 @@ export class BoardView {
       const item = doc.createElement("div");
       item.className = "alarm-item";
       item.dataset.alarmId = String(alarm.id);
+      item.dataset.count = String(alarm.count || 1);
       const head = doc.createElement("div");
       head.className = "alarm-head";
       const kind = doc.createElement("span");

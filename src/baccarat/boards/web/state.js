@@ -6,7 +6,11 @@
 //   round_id, an alarm by id), so a second copy of a message changes nothing;
 // * a late copy of an alarm already cleared, of a result already voided, or of a round
 //   of an older shoe than the current one, is ignored;
-// * a `seq` far below the highest seen means the controller restarted: start over.
+// * a `seq` far below the highest seen means the controller restarted: start over;
+// * a page opened late starts from the retained messages alone: `round` carries the cards
+//   shown so far with the totals, `alarms` every open alarm. An `alarms` body replaces the
+//   open alarms held, but not one heard of after it (a higher seq), nor a one-off notice
+//   (`lasting` false), which no list names.
 //
 // `fold(state, message)` returns the same object when the message tells nothing new (and
 // its seq is not above the highest seen).
@@ -23,7 +27,8 @@ export function emptyState(table) {
     shoe: null, // the last shoe message
     live: null, // the round on the table, card by card
     results: [], // recent counted results of the current shoe, oldest first
-    alarms: [], // raised and not yet cleared, oldest first
+    alarms: [], // raised and not yet cleared, by id, each as last published
+    alarmsSeq: 0, // the seq of the last `alarms` body taken
     roadsMessage: null,
     highestSeq: 0,
     messages: 0,
@@ -119,6 +124,7 @@ const HANDLERS = {
   void: onVoid,
   alarm: onAlarm,
   alarm_cleared: onAlarmCleared,
+  alarms: onAlarms,
   roads: onRoads,
   recall: onRecall,
 };
@@ -174,14 +180,25 @@ function onRound(state, message) {
   } else if (message.seq <= live.roundSeq) {
     return state;
   }
+  const newer = message.seq > live.cardSeq;
   live = {
     ...live,
     roundId: message.round_id,
     status: live.status === "void" ? "void" : message.status,
     demo: message.demo,
-    next: message.seq > live.cardSeq ? message.next : live.next,
+    next: newer ? message.next : live.next,
     roundSeq: message.seq,
   };
+  if (newer && Array.isArray(message.cards) && message.cards.length) {
+    // the cards shown so far: what a page opened mid-round starts from
+    live = {
+      ...live,
+      cards: message.cards.filter((c) => c.position !== "burn").map((c) => [c.position, c.card]),
+      playerTotal: message.player_total,
+      bankerTotal: message.banker_total,
+      cardSeq: message.seq,
+    };
+  }
   return { ...state, live };
 }
 
@@ -275,11 +292,35 @@ function onVoid(state, message) {
   return { ...state, voidedRounds, results, live };
 }
 
+/** A new alarm, or a newer copy of an open one (a coalesced alarm's count changed). */
 function onAlarm(state, message) {
-  if (state.clearedAlarms.includes(message.id) || state.alarms.some((a) => a.id === message.id)) {
-    return state;
+  if (state.clearedAlarms.includes(message.id)) return state;
+  const known = state.alarms.find((a) => a.id === message.id);
+  if (known && message.seq <= known.seq) return state;
+  return { ...state, alarms: byId([...state.alarms.filter((a) => a.id !== message.id), message]) };
+}
+
+/** Every open alarm as of the body's seq; what came after it stays as it is. */
+function onAlarms(state, message) {
+  if (message.seq < state.alarmsSeq || !Array.isArray(message.alarms)) return state;
+  const listed = new Map();
+  for (const alarm of message.alarms) {
+    if (!state.clearedAlarms.includes(alarm.id)) listed.set(alarm.id, alarm);
   }
-  return { ...state, alarms: [...state.alarms, message] };
+  const kept = [];
+  for (const held of state.alarms) {
+    const named = listed.get(held.id);
+    if (named && held.seq > named.seq) listed.set(held.id, held);
+    else if (!named && (held.seq > message.seq || !held.lasting)) kept.push(held);
+  }
+  const alarms = byId([...kept, ...listed.values()]);
+  const same = alarms.length === state.alarms.length && alarms.every((a, i) => a === state.alarms[i]);
+  if (same && message.seq === state.alarmsSeq) return state;
+  return { ...state, alarms, alarmsSeq: message.seq };
+}
+
+function byId(alarms) {
+  return alarms.sort((a, b) => a.id - b.id);
 }
 
 function onAlarmCleared(state, message) {

@@ -34,6 +34,16 @@ DEVICE_ALARM: Final[dict[DeviceReportKind, AlarmKind]] = {
 }
 """The alarm a device report raises (``link_up`` clears ``link_down`` instead)."""
 
+LASTING: Final[frozenset[AlarmKind]] = frozenset({"link_down"})
+"""Alarms with no correction that stay open until their device recovers (``link_up``).
+
+They and every alarm with corrections (open until settled) are the open alarms of the
+retained ``alarms`` topic; any other alarm is a one-off notice and is never open.
+"""
+
+LISTED_AT_MOST: Final = 3
+"""Alarms, or cards, that a text names before it says "and N more"."""
+
 HELD_IN_ROUND: Final[list[Correction]] = ["accept_as_burn", "void"]
 """The corrections of a card held aside by a round."""
 HELD_OUTSIDE_ROUND: Final[list[Correction]] = ["accept_as_burn"]
@@ -118,7 +128,27 @@ def demo_limit(played: int, allowed: int) -> str:
     )
 
 
-
 def shoe_refused(reason: str) -> str:
     """A new shoe (the ``shoe`` command, or the device's shoe inserted) that cannot start."""
     return f"a new shoe was refused: {reason}"
+
+
+def named(items: list[str]) -> str:
+    """At most :data:`LISTED_AT_MOST` items, then how many more: texts stay short."""
+    shown = ", ".join(items[:LISTED_AT_MOST])
+    more = len(items) - LISTED_AT_MOST
+    return f"{shown} and {more} more" if more > 0 else shown
+
+
+def coalesced(text: str, codes: list[str | None]) -> str:
+    """The text of an alarm that holds several cards: its first text, then the cards."""
+    return f"{text}; {len(codes)} cards held aside: {named([card_name(c) for c in codes])}"
+
+
+def listed(open_alarms: list[tuple[int, AlarmKind, int]]) -> str:
+    """Alarms (id, kind, cards held) as a refusal names them, e.g. ``#4 extra_card``."""
+    return named([f"#{n} {kind}" + _cards_held(held) for n, kind, held in open_alarms])
+
+
+def _cards_held(held: int) -> str:
+    return f" ({held} cards)" if held > 1 else ""

@@ -25,6 +25,8 @@ uncorrected alarm publishes no result.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import Literal, NamedTuple
 
 from baccarat.cards import RANKS, Card
@@ -52,8 +54,10 @@ from baccarat.messages.bodies import (
     AlarmClearedMessage,
     AlarmKind,
     AlarmMessage,
+    AlarmsMessage,
     CardMessage,
     Correction,
+    DealtCard,
     Message,
     RecalledRound,
     RecallMessage,
@@ -104,8 +108,12 @@ class Engine:
         self.recall: deque[RecalledRound] = deque(maxlen=RECALL_ROUNDS)
         self._last_shoe_number = 0
         self._link_alarm: Alarm | None = None
+        self._open_alarms: dict[int, Alarm] = {}
+        """Every open alarm by id, oldest first: what the retained ``alarms`` lists."""
         self._out: list[Message] = []
         self._ts: float | None = None
+        self._alarms_changed = False
+        self._round_changed: Round | None = None
 
     @classmethod
     def resume(cls, profile: Profile, counters: dict[str, int], *, roads: bool = True) -> Engine:
@@ -134,6 +142,8 @@ class Engine:
         """
         self._out = []
         self._ts = inp.ts
+        self._alarms_changed = False
+        self._round_changed = None
         try:
             self._handle(inp)
         except RefusedError as exc:
@@ -141,8 +151,40 @@ class Engine:
                 raise RuntimeError("handler refused after emitting") from exc
             if exc.alarm is not None:
                 self._raise(*exc.alarm, [])
+                self._emit_changed_state()
             return Outcome(self._out, str(exc))
+        self._emit_changed_state()
         return Outcome(self._out)
+
+    def _emit_changed_state(self) -> None:
+        """After an input: the round's state if its cards changed, the alarms if they did."""
+        if self._round_changed is not None:
+            self._emit_round(self._round_changed)
+        if self._alarms_changed:
+            self._emit(self._alarms_message(self._next_seq()))
+
+    def open_alarms(self) -> list[AlarmMessage]:
+        """Every open alarm's latest ``alarm`` message, oldest first.
+
+        Open: an alarm with corrections until it is settled, and a ``lasting`` device
+        alarm (``link_down``) until its device recovers. One-off alarms (``bad_data``,
+        ``shoe_closed``, ...) are never open.
+        """
+        return [alarm.message for alarm in self._open_alarms.values()]
+
+    def alarms_message(self, extra: Sequence[AlarmMessage] = ()) -> AlarmsMessage:
+        """The ``alarms`` body of the open alarms now, plus ``extra`` ones, after them.
+
+        For the table, to publish alarms the journal cannot record (a disk fault): it
+        takes no new ``seq`` but the engine's last one, so the engine's sequence and a
+        replay stay as they are. A board takes an ``alarms`` body whose ``seq`` is not
+        below the last one it took, so this one replaces the engine's of the same ``seq``;
+        a subscriber that drops duplicates by ``seq`` alone would drop it.
+        """
+        return self._alarms_message(self.seq, extra)
+
+    def _alarms_message(self, seq: int, extra: Sequence[AlarmMessage] = ()) -> AlarmsMessage:
+        return AlarmsMessage(seq=seq, ts=self._ts, alarms=[*self.open_alarms(), *extra])
 
     def _handle(self, inp: Input) -> None:
         match inp:
@@ -230,6 +272,11 @@ class Engine:
         face_up: bool = False,
         totals: tuple[int, int] | None = None,
     ) -> None:
+        if rnd is not None:
+            rnd.shown.append(DealtCard(position=position, card=code))
+            if totals is not None:
+                rnd.shown_totals = totals
+            self._round_changed = rnd
         self._emit(
             CardMessage(
                 seq=self._next_seq(),
@@ -245,6 +292,29 @@ class Engine:
             )
         )
 
+    def _emit_round(self, rnd: Round) -> None:
+        """The round's state as it stands: the retained ``round`` a late board starts from."""
+        self._round_changed = None
+        status: Literal["open", "complete", "void"] = (
+            "void" if rnd.void else "complete" if rnd.published else "open"
+        )
+        hidden = bool(rnd.withheld) or rnd.closed  # a squeeze table shows nothing before reveal
+        self._emit(
+            RoundMessage(
+                seq=self._next_seq(),
+                ts=self._ts,
+                shoe=self.shoe.number if self.shoe else 0,
+                round=rnd.number,
+                round_id=rnd.round_id,
+                status=status,
+                demo=rnd.demo,
+                next=None if hidden else rnd.next_card,
+                cards=list(rnd.shown),
+                player_total=rnd.shown_totals[0],
+                banker_total=rnd.shown_totals[1],
+            )
+        )
+
     def _raise(
         self,
         kind: AlarmKind,
@@ -256,39 +326,75 @@ class Engine:
         foreign: bool = False,
         owner: Round | None = None,
     ) -> Alarm:
-        """Raise an alarm; a correctable one waits on ``owner`` (or the shoe) until settled."""
+        """Raise an alarm; a correctable one waits on ``owner`` (or the shoe) until settled.
+
+        A card held aside where an alarm of the same kind already holds cards (the table
+        it blocks goes on dealing) is coalesced into that alarm: one alarm, with a count.
+        """
+        waiting = owner.alarms if owner is not None else self.shoe.alarms if self.shoe else None
+        if holds_card and waiting is not None:
+            for alarm in waiting:
+                if alarm.holds_card and alarm.kind == kind:
+                    alarm.cards.append(card)
+                    self._recount(alarm)
+                    return alarm
         self.alarm_seq += 1
-        corrections = list(corrections)
         alarm = Alarm(
-            self.alarm_seq, kind, corrections, card=card, holds_card=holds_card, foreign=foreign
+            self.alarm_seq,
+            kind,
+            list(corrections),
+            text,
+            cards=[card] if holds_card else [],
+            holds_card=holds_card,
+            foreign=foreign,
         )
-        if corrections:
-            if owner is not None:
-                owner.alarms.append(alarm)
-            elif self.shoe is not None:
-                self.shoe.alarms.append(alarm)
-        self._emit(
-            AlarmMessage(
-                seq=self._next_seq(),
-                ts=self._ts,
-                id=alarm.id,
-                kind=kind,
-                article=alarms.ARTICLE[kind],
-                correctable=bool(corrections),
-                corrections=corrections,
-                shoe=self.shoe.number if self.shoe else None,
-                round=owner.number if owner else None,
-                card=card.code if card else None,
-                text=text,
-            )
-        )
+        if alarm.corrections and waiting is not None:
+            waiting.append(alarm)
+        if alarm.corrections or kind in alarms.LASTING:
+            self._open_alarms[alarm.id] = alarm
+        self._announce(alarm, owner, card)
         return alarm
+
+    def _announce(self, alarm: Alarm, owner: Round | None, card: Card | None) -> None:
+        """Publish a new alarm."""
+        alarm.message = AlarmMessage(
+            seq=self._next_seq(),
+            ts=self._ts,
+            id=alarm.id,
+            kind=alarm.kind,
+            article=alarms.ARTICLE[alarm.kind],
+            correctable=bool(alarm.corrections),
+            corrections=alarm.corrections,
+            shoe=self.shoe.number if self.shoe else None,
+            round=owner.number if owner else None,
+            card=card.code if card else None,
+            text=alarm.text,
+            cards=[card.code if card else None] if alarm.holds_card else [],
+            lasting=alarm.id in self._open_alarms,
+        )
+        self._emit(alarm.message)
+        if alarm.id in self._open_alarms:
+            self._alarms_changed = True
+
+    def _recount(self, alarm: Alarm) -> None:
+        """A coalesced alarm holds a card more, or one fewer: only its open entry changes.
+
+        It was raised once; the retained ``alarms`` carries its count, cards and text.
+        """
+        codes = [c.code if c else None for c in alarm.cards]
+        text = alarm.text if len(codes) < 2 else alarms.coalesced(alarm.text, codes)
+        alarm.message = replace(
+            alarm.message, card=codes[0], text=text, count=len(codes), cards=codes
+        )
+        self._alarms_changed = True
 
     def _clear(self, alarm: Alarm, by: str, owner: Round | None) -> None:
         if owner is not None and alarm in owner.alarms:
             owner.alarms.remove(alarm)
         elif self.shoe is not None and alarm in self.shoe.alarms:
             self.shoe.alarms.remove(alarm)
+        if self._open_alarms.pop(alarm.id, None) is not None:
+            self._alarms_changed = True
         self._emit(
             AlarmClearedMessage(
                 seq=self._next_seq(),
@@ -521,18 +627,7 @@ class Engine:
         self._close_round(shoe, rnd, roads_changed=not rnd.demo)
 
     def _close_round(self, shoe: Shoe, rnd: Round, *, roads_changed: bool) -> None:
-        self._emit(
-            RoundMessage(
-                seq=self._next_seq(),
-                ts=self._ts,
-                shoe=shoe.number,
-                round=rnd.number,
-                round_id=rnd.round_id,
-                status="void" if rnd.void else "complete",
-                demo=rnd.demo,
-                next=None,
-            )
-        )
+        self._emit_round(rnd)
         if self.profile.continuous_shuffler:
             shoe.give_back()
         shoe.phase = "closed" if shoe.ended else "ready"
@@ -687,7 +782,8 @@ class Engine:
         new = self._start_round(shoe)
         for alarm in before_open:  # the dealer dealt, then pressed open: the cards are his
             self._clear(alarm, "open", None)
-            self._round_card(shoe, new, alarm.card)
+            for card in alarm.cards:
+                self._round_card(shoe, new, card)
 
     def _on_reveal(self) -> None:
         shoe = self._require_shoe()
@@ -786,11 +882,15 @@ class Engine:
         if found is None:
             raise RefusedError("no card is held aside by an alarm")
         alarm, owner = found
+        card = alarm.cards.pop(0)  # one card per correction, the oldest first
         if alarm.foreign:  # not one of the shoe's cards: to the discard, but not counted
-            self._emit_card(shoe, owner, "burn", alarm.card.code if alarm.card else None)
+            self._emit_card(shoe, owner, "burn", card.code if card else None)
         else:
-            self._burn_card(shoe, alarm.card, owner)
-        self._clear(alarm, "accept_as_burn", owner)
+            self._burn_card(shoe, card, owner)
+        if alarm.cards:
+            self._recount(alarm)  # it still holds cards: one fewer
+        else:
+            self._clear(alarm, "accept_as_burn", owner)
         published_before = owner is not None and owner.published
         if owner is not None:
             self._maybe_publish(shoe, owner)
@@ -868,4 +968,4 @@ class Engine:
 
 
 def _listed(open_alarms: list[Alarm]) -> str:
-    return ", ".join(f"#{a.id} {a.kind}" for a in open_alarms)
+    return alarms.listed([(a.id, a.kind, len(a.cards)) for a in open_alarms])

@@ -6,26 +6,43 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from baccarat.cards import Card
-from baccarat.messages.bodies import AlarmKind, Correction, DealtCard, HandResult, ShoePhase
+from baccarat.messages.bodies import (
+    AlarmKind,
+    AlarmMessage,
+    Correction,
+    DealtCard,
+    HandResult,
+    ShoePhase,
+)
 from baccarat.rules import tableau
 from baccarat.rules.tableau import Position, Winner
 
 
 @dataclass(slots=True)
 class Alarm:
-    """An alarm that waits for a correction.
+    """An alarm that is open: it waits for a correction, or for its device to recover.
 
-    ``holds_card`` when the alarm holds a card aside, in nobody's hand: ``card`` is that
-    card, or ``None`` if the shoe could not read it. A ``foreign`` card is not one of the
-    shoe's own.
+    ``holds_card`` when the alarm holds cards aside, in nobody's hand: ``cards`` are those
+    cards, oldest first (``None`` for one the shoe could not read). More than one when
+    cards of the same kind came into a table the alarm already blocks: they are coalesced
+    into it, and each ``accept_as_burn`` sends its oldest card to the discard. A
+    ``foreign`` card is not one of the shoe's own. ``text`` is what the alarm said when it
+    was raised; ``message`` is its latest ``alarm`` message, as the open alarms list it.
     """
 
     id: int
     kind: AlarmKind
     corrections: list[Correction]
-    card: Card | None = None
+    text: str
+    cards: list[Card | None] = field(default_factory=list)
     holds_card: bool = False
     foreign: bool = False
+    message: AlarmMessage = field(init=False)
+
+    @property
+    def card(self) -> Card | None:
+        """The oldest card the alarm holds (or the card it was raised for)."""
+        return self.cards[0] if self.cards else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +77,10 @@ class Round:
     exposed: list[Position] = field(default_factory=list)
     last_position: Position | None = None
     withheld: list[WithheldCard] = field(default_factory=list)
+    shown: list[DealtCard] = field(default_factory=list)
+    """The cards published on the card topic so far, burns included (the round message)."""
+    shown_totals: tuple[int | None, int | None] = (None, None)
+    """Player's and Banker's totals as the last card shown gave them."""
     alarms: list[Alarm] = field(default_factory=list)
     winner: Winner | None = None
     revealed: bool = False

@@ -26,6 +26,7 @@ from baccarat.boards import roads_view
 from baccarat.boards.roads_view import DERIVED_NAMES, DERIVED_TITLE, WINNER_STYLE
 from baccarat.boards.state import BoardState, LiveRound
 from baccarat.messages.bodies import AlarmMessage, ResultMessage
+from baccarat.messages.limits import LimitsMessage
 from baccarat.messages.roads import BeadPlate, BigRoad, DerivedRoad, RoadsMessage
 
 ROAD_PANEL_HEIGHT = 8
@@ -85,6 +86,26 @@ def table_line(state: BoardState) -> Text:
         if state.live.demo:
             text.append(" DEMO", style="bold magenta")
     return text
+
+
+def limits_text(limits: LimitsMessage) -> str:
+    """The table's limits, short: ``Limits HKD B 100-50k P 100-50k T 10-5k Pairs 10-2.5k``."""
+    figures = (
+        f"{name} {short_figure(bet.min)}-{short_figure(bet.max)}"
+        for name, bet in (
+            ("B", limits.banker), ("P", limits.player), ("T", limits.tie), ("Pairs", limits.pairs)
+        )
+    )
+    currency = f" {limits.currency}" if limits.currency else ""
+    return f"Limits{currency} " + " ".join(figures)
+
+
+def short_figure(amount: int) -> str:
+    """``2500`` as ``2.5k``, ``1000000`` as ``1M``: a stake in at most a few characters."""
+    for size, suffix in ((10**9, "G"), (10**6, "M"), (10**3, "k")):
+        if amount >= size and amount % (size // 10) == 0:
+            return f"{amount / size:g}{suffix}"
+    return str(amount)
 
 
 def links_line(state: BoardState) -> Text:
@@ -271,6 +292,8 @@ def results_panel(
         last_result_line(state),
         Text.assemble("Last: ", results_strip(winners, max(1, (inner_width - 6) // 2))),
     ]
+    if state.limits is not None:
+        lines.append(Text(limits_text(state.limits), style="cyan"))
     roads = state.roads
     if roads is not None:
         lines.append(roads_view.ask_line(roads, coloured=coloured))

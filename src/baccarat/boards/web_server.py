@@ -184,10 +184,15 @@ class WebBoardServer:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.port}/"
 
+    def load(self) -> dict[str, tuple[bytes, str]]:
+        """The files to serve by URL path, ``config.json`` included (read at start)."""
+        files = load_files(self.root)
+        files[CONFIG_PATH] = (self.config.to_json(), CONTENT_TYPES[".json"])
+        return files
+
     async def start(self) -> WebBoardServer:
         """Read the files and start listening."""
-        self.files = load_files(self.root)
-        self.files[CONFIG_PATH] = (self.config.to_json(), CONTENT_TYPES[".json"])
+        self.files = self.load()
         self._server = await asyncio.start_server(self._serve, self.host, self.requested_port)
         return self
 

@@ -25,6 +25,7 @@ import pytest
 from baccarat.boards.web_server import page_config
 from baccarat.cards import parse_card
 from baccarat.drivers.events import CardDrawn
+from baccarat.messages.limits import parse_limits
 from baccarat.pit.server import PitServer
 from baccarat.rules.tableau import total, winner
 from baccarat.sim_hardware.dealer import Dealer, Step
@@ -236,7 +237,12 @@ async def test_an_operator_settles_three_tables_from_the_console(
         assert (await last_reply(page, "T09", "void")).startswith("ok")
         await page.wait_for(f"{card('T09')}.dataset.roundStatus === 'void'", limit=WAIT)
 
-        # Limits for T07, set in the page: retained on the broker, shown on the web board.
+        # Limits for T07, set in the page: a wrong figure is said, and nothing is sent ...
+        status = f"{card('T07')}.querySelector('.limits-status')"
+        await click(page, ".table-card[data-table=T07] [data-action=limits]")
+        said = await page.wait_for(f"{status}.dataset.state === 'error' && {status}.textContent")
+        assert said == 'banker min: a whole number, not ""'
+        # ... then the right ones: retained on the broker, shown on the web board.
         for bet, (low, high) in LIMITS.items():
             await page.evaluate(
                 f"{card('T07')}.querySelector('[data-limit={bet}-min]').value = '{low}';"
@@ -244,10 +250,14 @@ async def test_an_operator_settles_three_tables_from_the_console(
             )
         currency = f"{card('T07')}.querySelector('[data-limit=currency]')"
         await page.evaluate(f"{currency}.value = 'HKD'; true")
+        tie_min = f"{card('T07')}.querySelector('[data-limit=tie-min]')"
+        await page.evaluate(f"{tie_min}.value = '6000'; true")
         await click(page, ".table-card[data-table=T07] [data-action=limits]")
-        await page.wait_for(
-            f"{card('T07')}.querySelector('.limits-status').dataset.state === 'sent'", limit=WAIT
-        )
+        said = await page.wait_for(f"{status}.dataset.state === 'error' && {status}.textContent")
+        assert said == "tie: min 6000 is above max 5000"
+        await page.evaluate(f"{tie_min}.value = '10'; true")
+        await click(page, ".table-card[data-table=T07] [data-action=limits]")
+        await page.wait_for(f"{status}.dataset.state === 'sent'", limit=WAIT)
         retained = await retained_limits(broker, "T07")
         assert {bet: (retained[bet]["min"], retained[bet]["max"]) for bet in LIMITS} == LIMITS
         assert (retained["by"], retained["currency"], retained["table"]) == (OPERATOR, "HKD", "T07")
@@ -313,3 +323,52 @@ async def test_an_account_that_may_not_command_sees_the_buttons_disabled(
         assert await page.evaluate("document.body.dataset.tables") == "1"  # it reads T07 only
         await page.screenshot(ARTIFACTS / "pit-console-read-only.png")
         assert page.console == []
+
+
+@pytest.mark.slow
+@in_chromium
+async def test_the_consoles_rules_for_alarms_and_limits(
+    broker: Mosquitto, tmp_path: Path
+) -> None:
+    """What console.js offers for each alarm, and what it says of wrong limits."""
+    config = page_config(broker.host, broker.websockets_port, None, "baccarat")
+    async with PitServer(config, config) as server, Chromium.launch(tmp_path / "c") as browser:
+        page = await browser.open(server.url, width=1280, height=800)
+        await page.wait_for("document.body.dataset.ready === 'true'", limit=WAIT)
+        found = await page.evaluate("""(async () => {
+          const c = await import('/console.js');
+          const actions = (alarm) => c.alarmActions(alarm).map((a) => [a.text, a.repeat || 1]);
+          const good = {banker: {min: '100', max: '500'}, player: {min: '100', max: '500'},
+                        tie: {min: '0', max: '50'}, pairs: {min: '0', max: '50'}};
+          const bad = (changes, currency = '') =>
+            c.limitsBody('T1', {...good, ...changes}, 'pit-ana', currency, 1).error;
+          return {
+            coalesced: actions(
+              {kind: 'extra_card', count: 4, corrections: ['accept_as_burn', 'void']}),
+            mismatch: actions({kind: 'result_mismatch', corrections: ['declare', 'void']}),
+            missing: actions({kind: 'missing_card', corrections: ['deal', 'void']}),
+            hint: c.dealHint({corrections: ['deal', 'void']}),
+            none: actions({kind: 'bad_data', corrections: []}),
+            body: c.limitsBody('T1', good, 'pit-ana', 'HKD', 1).body,
+            errors: [
+              bad({tie: {min: '1.5', max: '50'}}), bad({pairs: {min: '5', max: '0'}}),
+              bad({banker: {min: '1', max: '10000000000000'}}), bad({}, 'hkd'),
+            ],
+          };
+        })()""")
+        assert found["coalesced"] == [
+            ["Accept as burn", 1], ["Accept all 4 as burn", 4], ["Void", 1],
+        ]
+        assert found["mismatch"] == [
+            ["Declare banker", 1], ["Declare player", 1], ["Declare tie", 1], ["Void", 1],
+        ]
+        assert found["missing"] == [["Void", 1]]
+        assert found["hint"] == "Deal the card that is due from the shoe"
+        assert found["none"] == []
+        parse_limits(json.dumps(found["body"]))  # what the page sends, the model takes
+        assert found["errors"] == [
+            'tie min: a whole number, not "1.5"',
+            "pairs max: at least 1",
+            "banker max: at most 1000000000000",
+            'currency: three capitals (HKD), not "hkd"',
+        ]

@@ -438,7 +438,7 @@ class PitConsole {
       },
       element("div", { class: "alarm-head" },
         element("b", { textContent: alarm.kind.replaceAll("_", " ") }),
-        element("span", { class: "article", textContent: alarm.article }),
+        element("span", { class: "article", textContent: `Art. ${alarm.article}` }),
         alarm.round ? element("span", { textContent: `round ${alarm.round}` }) : null,
         (alarm.count || 1) > 1 ? element("span", { class: "count", textContent: `${alarm.count} cards` }) : null),
       element("p", { class: "alarm-text", textContent: alarm.text }),

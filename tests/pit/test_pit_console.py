@@ -261,7 +261,9 @@ async def test_an_operator_settles_three_tables_from_the_console(
         retained = await retained_limits(broker, "T07")
         assert {bet: (retained[bet]["min"], retained[bet]["max"]) for bet in LIMITS} == LIMITS
         assert (retained["by"], retained["currency"], retained["table"]) == (OPERATOR, "HKD", "T07")
-        live = await browser.open(f"{server.url}board/?table=T07&view=pit", width=1920, height=1080)
+        link = await page.evaluate(f"{card('T07')}.querySelector('.board-link').href")
+        assert link == f"{server.url}board/?table=T07&prefix=baccarat&view=pit"
+        live = await browser.open(link, width=1920, height=1080)
         await live.wait_for("!!document.querySelector('#limits:not([hidden]) [data-limit=tie]')",
                             limit=WAIT)
         shown = await live.evaluate(
@@ -278,6 +280,10 @@ async def test_an_operator_settles_three_tables_from_the_console(
         )
         assert code == 0x87  # not authorized
         await page.screenshot(ARTIFACTS / "pit-console.png")
+
+        # A table whose controller stops is shown offline (its retained status).
+        assert await asyncio.to_thread(floor["T09"].daemon.stop) == 0
+        await page.wait_for(f"{card('T09')}.dataset.controller === 'offline'", limit=WAIT)
         assert page.console == []
         assert live.console == []
 

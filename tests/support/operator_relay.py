@@ -68,7 +68,8 @@ class OperatorRelay:
         async with self.broker.client(
             username=self.operator, password=self.password, protocol=aiomqtt.ProtocolVersion.V5
         ) as client:
-            await client.subscribe(reply_topic, qos=1)
+            await client.subscribe(reply_topic, qos=1)  # the response topic, and the default
+            await client.subscribe(f"baccarat/{self.table}/reply", qos=1)
             await client.publish(
                 f"baccarat/{self.table}/cmd/probe/{self.operator}",
                 json.dumps({"id": "relay-probe"}), qos=1, properties=properties,

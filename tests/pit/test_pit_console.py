@@ -237,6 +237,23 @@ async def test_an_operator_settles_three_tables_from_the_console(
         assert (await last_reply(page, "T09", "void")).startswith("ok")
         await page.wait_for(f"{card('T09')}.dataset.roundStatus === 'void'", limit=WAIT)
 
+        # T09's own buttons: demo on and off, end the shoe (confirmed), a new shoe.
+        await click(page, ".table-card[data-table=T09] .actions [data-action=demo]")
+        assert (await last_reply(page, "T09", "demo")).startswith("ok")
+        demo = f"{card('T09')}.querySelector('[data-fact=demo] dd').textContent"
+        await page.wait_for(f"{demo} === 'on'", limit=WAIT)
+        await click(page, ".table-card[data-table=T09] .actions [data-action=demo]")
+        await page.wait_for(f"{demo} === 'off'", limit=WAIT)
+        await click(page, ".table-card[data-table=T09] .actions [data-action=end]")
+        await page.wait_for("document.getElementById('confirm').open", limit=WAIT)
+        await page.evaluate("document.getElementById('confirm-yes').click(); true")
+        assert (await last_reply(page, "T09", "end")).startswith("ok")
+        shoe_fact = f"{card('T09')}.querySelector('[data-fact=shoe] dd').textContent"
+        await page.wait_for(f"{shoe_fact} === '1 (closed)'", limit=WAIT)
+        await click(page, ".table-card[data-table=T09] .actions [data-action=shoe]")
+        assert (await last_reply(page, "T09", "shoe")).startswith("ok")
+        await page.wait_for(f"{shoe_fact}.startsWith('2 ')", limit=WAIT)
+
         # Limits for T07, set in the page: a wrong figure is said, and nothing is sent ...
         status = f"{card('T07')}.querySelector('.limits-status')"
         await click(page, ".table-card[data-table=T07] [data-action=limits]")
@@ -280,6 +297,13 @@ async def test_an_operator_settles_three_tables_from_the_console(
         )
         assert code == 0x87  # not authorized
         await page.screenshot(ARTIFACTS / "pit-console.png")
+
+        # A body that is no message is counted on the table's card, and changes nothing else.
+        async with broker.client(username="baccarat-T08", password=USERS["baccarat-T08"]) as t08:
+            await t08.publish("baccarat/T08/card", b"not a card", qos=1)
+        bad = f"{card('T08')}.querySelector('[data-fact=rejected] dd')"
+        await page.wait_for(f"!!{bad} && {bad}.textContent === '1'", limit=WAIT)
+        assert await page.evaluate(f"{card('T08')}.dataset.alarms") == "0"
 
         # A table whose controller stops is shown offline (its retained status).
         assert await asyncio.to_thread(floor["T09"].daemon.stop) == 0

@@ -386,6 +386,7 @@ class PitConsole {
       ["alarms", "Open alarms", String(state.alarms.length)],
       ["results", "Last results", results.map((r) => LETTER[r.winner] || "?").join(" ") || "–"],
     ];
+    if (state.rejected) facts.push(["rejected", "Bad bodies", String(state.rejected)]);
     const key = JSON.stringify(facts);
     if (key !== card.drawnKey) {
       card.drawnKey = key;

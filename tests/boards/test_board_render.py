@@ -132,7 +132,9 @@ def test_the_limits_show_when_the_table_has_them() -> None:
     state = receive(board(), "baccarat/T7", "baccarat/T7/limits", body)
     wide = "\n".join(draw(state, 120, 40))
     assert "Limits HKD B 100-50k P 100-50k T 10-5k Pairs 10-2.5k" in wide
-    assert "Limits HKD" in "\n".join(draw(state, 80, 24))
+    small = draw(state, 80, 24)
+    assert "Limits HKD" in "\n".join(small)
+    assert "rounds 13" in "\n".join(small)  # the statistics keep their room
     assert "Limits" not in "\n".join(draw(board(), 120, 40))
     bad = receive(state, "baccarat/T7", "baccarat/T7/limits", body.replace(b"5000}", b"5}"))
     assert bad.limits == state.limits  # a bad body changes nothing, and is counted

@@ -50,7 +50,7 @@ def render(state: BoardState, width: int, height: int, *, coloured: bool = True)
     top = Layout(name="top", size=top_height)
     half = width // 2
     top.split_row(
-        Layout(live_panel(state.live, top_height - 2), size=half),
+        Layout(live_panel(state.live, top_height - 2, state.limits), size=half),
         Layout(results_panel(state, width - half - 4, top_height - 2, coloured=coloured)),
     )
     parts.append(top)
@@ -222,10 +222,17 @@ def result_text(result: ResultMessage) -> Text:
     return text
 
 
-def live_panel(live: LiveRound | None, inner_height: int) -> Panel:
-    """The round on the table, card by card; card faces when there are 8 lines or more."""
+def live_panel(
+    live: LiveRound | None, inner_height: int, limits: LimitsMessage | None = None
+) -> Panel:
+    """The round on the table, card by card; card faces when there are 8 lines or more.
+
+    The table's limits, if it has them, go under the round, in the room the round leaves.
+    """
+    footer = [Text(""), Text(limits_text(limits), style="cyan")] if limits is not None else []
     if live is None:
-        return Panel(Text("waiting for the first round", style="dim"), title="Live round")
+        waiting = Text("waiting for the first round", style="dim")
+        return Panel(Group(waiting, *footer), title="Live round")
     player, banker = live.hand("P"), live.hand("B")
     body: RenderableType
     if inner_height >= 8:
@@ -234,12 +241,13 @@ def live_panel(live: LiveRound | None, inner_height: int) -> Panel:
             hand_faces("PLAYER", player, live.player_total),
             hand_faces("BANKER", banker, live.banker_total),
         )
-        body = Group(hands, Text(""), outcome_line(live))
+        body = Group(hands, Text(""), outcome_line(live), *footer)
     else:
         body = Group(
             hand_line("PLAYER", player, live.player_total),
             hand_line("BANKER", banker, live.banker_total),
             outcome_line(live),
+            *footer[1:],  # no blank line: the round and its limits fill a small panel
         )
     title = f"Round {live.round}" + (" · DEMO" if live.demo else "")
     return Panel(body, title=title, subtitle=live.status, title_align="left")
@@ -292,8 +300,6 @@ def results_panel(
         last_result_line(state),
         Text.assemble("Last: ", results_strip(winners, max(1, (inner_width - 6) // 2))),
     ]
-    if state.limits is not None:
-        lines.append(Text(limits_text(state.limits), style="cyan"))
     roads = state.roads
     if roads is not None:
         lines.append(roads_view.ask_line(roads, coloured=coloured))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import socket
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -402,3 +403,18 @@ async def test_the_consoles_rules_for_alarms_and_limits(
             "banker max: at most 1000000000000",
             'currency: three capitals (HKD), not "hkd"',
         ]
+
+
+@pytest.mark.slow
+@in_chromium
+async def test_a_broker_that_does_not_answer_is_said_plainly(tmp_path: Path) -> None:
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    config = page_config("127.0.0.1", port, None, "baccarat")
+    async with PitServer(config, config) as server, Chromium.launch(tmp_path / "c") as browser:
+        page = await browser.open(server.url, width=1280, height=800)
+        await log_in(page, OPERATOR, "whatever")
+        said = await page.wait_for("document.body.dataset.loginError", limit=WAIT)
+        assert said == f"Cannot reach the broker at ws://127.0.0.1:{port}/mqtt."
+        assert await page.evaluate("document.getElementById('login-button').disabled") is False

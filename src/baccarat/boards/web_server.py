@@ -18,6 +18,7 @@ import ipaddress
 import json
 import logging
 import mimetypes
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -34,6 +35,8 @@ REQUEST_TIMEOUT: Final = 10.0
 """Seconds a client gets to send its request line and headers."""
 MAX_HEADER_BYTES: Final = 16 * 1024
 CONFIG_PATH: Final = "/config.json"
+PASSWORD_ENV: Final = "BACCARAT_BOARD_PASSWORD"  # noqa: S105 - a variable's name, not a secret
+"""Where the page's broker password comes from when no file is named."""
 CONTENT_TYPES: Final = {
     ".html": "text/html; charset=utf-8",
     ".css": "text/css; charset=utf-8",
@@ -116,6 +119,18 @@ def page_config(
         username=username,
         password=password,
     )
+
+
+def board_password(path: str | None) -> str | None:
+    """A board page's broker password: the file's first line, else ``$BACCARAT_BOARD_PASSWORD``.
+
+    Shared by ``baccarat board --web`` and ``baccarat pit`` (its live boards); ``OSError``
+    if the file cannot be read.
+    """
+    if path:
+        with open(path, encoding="utf-8") as file:
+            return file.readline().rstrip("\r\n")
+    return os.environ.get(PASSWORD_ENV)
 
 
 def _is_loopback(host: str) -> bool:

@@ -15,8 +15,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from baccarat.boards.feed import parse_broker
-from baccarat.boards.web_server import DEFAULT_WS_PORT
-from baccarat.cli.board import PASSWORD_ENV, board_password
+from baccarat.boards.web_server import DEFAULT_WS_PORT, PASSWORD_ENV, board_password
 
 if TYPE_CHECKING:
     from baccarat.pit.server import PitServer

@@ -6,6 +6,7 @@ import io
 
 from rich.console import Console
 
+from baccarat.boards.feed import receive
 from baccarat.boards.state import BoardState, fold_all, with_controller_status, with_link
 from baccarat.boards.terminal import render
 from baccarat.messages.bodies import Message
@@ -120,3 +121,21 @@ def test_the_bead_plate_marks_naturals() -> None:
     top = next(i for i, line in enumerate(lines) if "Bead plate" in line)
     cells = [lines[top + 1 + row].split("│")[1][1:4] for row in range(6)]
     assert cells == [" B ", " P*", " T ", " B*", " T*", " P "]
+
+
+def test_the_limits_show_when_the_table_has_them() -> None:
+    body = (
+        b'{"schema":1,"type":"limits","table":"T7","currency":"HKD",'
+        b'"banker":{"min":100,"max":50000},"player":{"min":100,"max":50000},'
+        b'"tie":{"min":10,"max":5000},"pairs":{"min":10,"max":2500}}'
+    )
+    state = receive(board(), "baccarat/T7", "baccarat/T7/limits", body)
+    wide = "\n".join(draw(state, 120, 40))
+    assert "Limits HKD B 100-50k P 100-50k T 10-5k Pairs 10-2.5k" in wide
+    small = draw(state, 80, 24)
+    assert "Limits HKD" in "\n".join(small)
+    assert "rounds 13" in "\n".join(small)  # the statistics keep their room
+    assert "Limits" not in "\n".join(draw(board(), 120, 40))
+    bad = receive(state, "baccarat/T7", "baccarat/T7/limits", body.replace(b"5000}", b"5}"))
+    assert bad.limits == state.limits  # a bad body changes nothing, and is counted
+    assert bad.rejected == state.rejected + 1

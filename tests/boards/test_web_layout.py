@@ -1,8 +1,9 @@
 """The web board's layout on the screens of a casino floor, in headless Chromium.
 
-A shoe near its end (long roads, the last-round flag, the live round mid-deal) is
-published on a real mosquitto; the page is opened at 16:9 (1920x1080 and 1280x720), 4:3
-(1024x768) and portrait 9:16 (1080x1920), for players and for the pit (``?view=pit``).
+A shoe near its end (long roads, the last-round flag, the live round mid-deal, the
+table's limits in seven figures) is published on a real mosquitto; the page is opened at
+16:9 (1920x1080 and 1280x720), 4:3 (1024x768) and portrait 9:16 (1080x1920), for players
+and for the pit (``?view=pit``).
 On each, nothing may stick out of the screen or out of its panel, no text may be cut, and
 every road must show at least a few columns. Then an alarm is raised: the banner must
 cover no road, no ask row and no statistic (only the last result), players must read the
@@ -51,6 +52,11 @@ MIN_COLUMNS: Final = {
 DOCS_SCALE: Final = {(1920, 1080): 0.5, (1024, 768): 0.75, (1080, 1920): 0.4}
 """The screenshots for docs/, drawn smaller: ``docs-board-WxH[-alarm].png``."""
 ALARM_TEXT: Final = "QH came out but round 78 is complete: no card is due (Art. 9)"
+LIMITS: Final = json.dumps({
+    "schema": 1, "type": "limits", "table": TABLE, "currency": "HKD",
+    "banker": {"min": 1000, "max": 1000000}, "player": {"min": 1000, "max": 1000000},
+    "tie": {"min": 100, "max": 125000}, "pairs": {"min": 100, "max": 90000},
+})
 
 HERE: Final = Path(__file__).parent
 LAYOUT_PROBLEMS: Final = (HERE / "layout_problems.js").read_text(encoding="utf-8")
@@ -138,6 +144,8 @@ async def test_the_board_fits_each_screen_and_the_alarm_covers_no_road(
         await client.publish(
             f"{PREFIX}/{TABLE}/status", status_payload("online", TABLE), qos=1, retain=True
         )
+        # The table's limits, as the pit console leaves them (retained): the header's widest.
+        await client.publish(f"{PREFIX}/{TABLE}/limits", LIMITS, qos=1, retain=True)
         # The shoe up to its last round, which the pages get from the retained topics;
         # then the pages, and the last round's cards, which are not retained.
         stop = last_round_mid_deal(shoe)
@@ -153,6 +161,7 @@ async def test_the_board_fits_each_screen_and_the_alarm_covers_no_road(
             await drawn(page, shoe.messages[sent - 1]["seq"])
             assert await page.evaluate("document.body.dataset.link") == "connected"
             assert await page.evaluate("!document.getElementById('shoe-flag').hidden")
+            assert await page.evaluate("!document.getElementById('limits').hidden")
             problems[f"{width}x{height} {view}"] = await page.evaluate(LAYOUT_PROBLEMS)
             facts = await page.evaluate(LAYOUT_FACTS)
             for road, least in MIN_COLUMNS.items():

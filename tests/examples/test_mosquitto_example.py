@@ -24,19 +24,21 @@ from paho.mqtt.reasoncodes import ReasonCode
 
 from support.daemon import Daemon, Recorder
 from support.mosquitto import Mosquitto, MosquittoFactory
+from support.operator_relay import RELAY_ACL, RELAY_PASSWORD, RELAY_USER, OperatorRelay
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "mosquitto"
 CONTROLLER, OTHER_CONTROLLER = "baccarat-T07", "baccarat-T08"  # tables T07 and T08
 CONTROLLER_ID = "baccarat-T07"  # the daemon's client id for T07: "baccarat-" + table
-BOARD, OTHER_BOARD = "board-T07", "board-T08"
+BOARD, OTHER_BOARD, PIT_SCREEN = "board-T07", "board-T08", "board-pit"
 PIT, OTHER_PIT = "pit-ana", "pit-ben"
 USERS = {
     name: f"{name}-secret"
-    for name in (CONTROLLER, OTHER_CONTROLLER, BOARD, OTHER_BOARD, PIT, OTHER_PIT)
+    for name in (CONTROLLER, OTHER_CONTROLLER, BOARD, OTHER_BOARD, PIT_SCREEN, PIT, OTHER_PIT)
 }
 LISTENERS: tuple[dict[str, bool], ...] = ({}, {"tls": True}, {"websockets": True})
 MAX_PACKET = 262144  # max_packet_size in the example's mosquitto.conf
-SUCCESS, NOT_AUTHORIZED, PACKET_TOO_LARGE = 0x00, 0x87, 0x95  # MQTT 5 reason codes
+SUCCESS, NO_SUBSCRIBERS = 0x00, 0x10  # MQTT 5 reason codes: accepted
+NOT_AUTHORIZED, PACKET_TOO_LARGE = 0x87, 0x95  # MQTT 5 reason codes: refused
 WAIT = 5.0  # seconds for a message that should come
 TAKEOVERS = 5  # connections with the controller's client id, per intruder and listener
 SETTLE = 1.0  # seconds for a knocked-off controller to show it (offline, reconnected)
@@ -69,6 +71,16 @@ def floor(mosquitto_factory: MosquittoFactory) -> Mosquitto:
     """A mosquitto with the example's configuration, ACL and accounts."""
     return mosquitto_factory(
         users=USERS, acl=EXAMPLES / "acl", tls=True, websockets=True, config=example_config()
+    )
+
+
+@pytest.fixture
+def relayed_floor(mosquitto_factory: MosquittoFactory) -> Mosquitto:
+    """:func:`floor`, plus the account of the operator relay (support/operator_relay.py)."""
+    return mosquitto_factory(
+        users={**USERS, RELAY_USER: RELAY_PASSWORD},
+        acl=(EXAMPLES / "acl").read_text() + RELAY_ACL,
+        tls=True, websockets=True, config=example_config(),
     )
 
 
@@ -184,7 +196,7 @@ async def test_every_listener_of_the_example_works(floor: Mosquitto) -> None:
     for options in LISTENERS:
         async with login(floor, PIT, **options) as pit:
             await pit.subscribe("baccarat/#", qos=1)
-            await pit.publish("baccarat/T07/cmd/open", b"{}", qos=1)
+            await pit.publish(f"baccarat/T07/cmd/open/{PIT}", b"{}", qos=1)
             assert await first_payload(pit) == b"{}"
 
 
@@ -222,14 +234,63 @@ async def test_only_the_pit_sends_commands(floor: Mosquitto) -> None:
         login(floor, BOARD) as board,
         login(floor, PIT) as pit,
     ):
-        await controller.subscribe("baccarat/T07/cmd/+", qos=1)
+        await controller.subscribe("baccarat/T07/cmd/#", qos=1)
         await pit.subscribe("baccarat/#", qos=1)
         # Refused publishes are acknowledged and dropped: the pit's marker arrives first.
-        await board.publish("baccarat/T07/cmd/void", b"from the board", qos=1)
-        await controller.publish("baccarat/T07/cmd/void", b"from the controller", qos=1)
-        await pit.publish("baccarat/T07/cmd/void", b"from the pit", qos=1)
+        await board.publish(f"baccarat/T07/cmd/void/{BOARD}", b"from the board", qos=1)
+        await controller.publish(
+            f"baccarat/T07/cmd/void/{CONTROLLER}", b"from the controller", qos=1
+        )
+        await pit.publish(f"baccarat/T07/cmd/void/{PIT}", b"from the pit", qos=1)
         assert await first_payload(pit) == b"from the pit"
         assert await first_payload(controller) == b"from the pit"
+
+
+async def test_an_operator_sends_commands_in_its_own_name_only(floor: Mosquitto) -> None:
+    """The last level of a command's topic is the operator: the broker refuses a forgery."""
+    async with login(floor, CONTROLLER) as controller:
+        await controller.subscribe("baccarat/T07/cmd/#", qos=1)
+        with Mqtt5(floor, PIT) as pit:
+            for forged in (
+                f"baccarat/T07/cmd/void/{OTHER_PIT}",  # another operator's name
+                "baccarat/T07/cmd/void",  # no name at all
+                f"baccarat/T07/cmd/void/{PIT}/{OTHER_PIT}",  # a level more
+                f"baccarat/T07/cmd/{PIT}",
+            ):
+                assert pit.publish(forged, b"forged") == NOT_AUTHORIZED, forged
+            assert pit.publish(f"baccarat/T07/cmd/void/{PIT}", b"mine") == SUCCESS
+        assert await first_payload(controller) == b"mine"  # and no forgery before it
+        with Mqtt5(floor, OTHER_PIT) as other:  # the same rule for every operator
+            assert other.publish(f"baccarat/T08/cmd/open/{PIT}", b"forged") == NOT_AUTHORIZED
+            assert other.publish(f"baccarat/T08/cmd/open/{OTHER_PIT}", b"{}") == NO_SUBSCRIBERS
+
+
+async def test_operators_set_the_limits_and_nobody_else(floor: Mosquitto) -> None:
+    async with login(floor, OTHER_PIT) as watcher:  # one connection per account: not those below
+        await watcher.subscribe("baccarat/T07/limits", qos=1)
+        for user in (BOARD, PIT_SCREEN, OTHER_CONTROLLER):
+            with Mqtt5(floor, user) as refused:
+                code = refused.publish("baccarat/T07/limits", user.encode(), retain=True)
+                assert code == NOT_AUTHORIZED, user
+        with Mqtt5(floor, PIT) as pit:
+            assert pit.publish("baccarat/T07/limits", b"by the pit", retain=True) == SUCCESS
+        assert await first_payload(watcher) == b"by the pit"
+
+
+async def test_the_pit_screen_reads_every_table_and_writes_nothing(floor: Mosquitto) -> None:
+    async with login(floor, PIT) as watcher:
+        await watcher.subscribe("baccarat/#", qos=1)
+        with Mqtt5(floor, PIT_SCREEN) as writer:
+            for topic in ("baccarat/T07/result", f"baccarat/T07/cmd/void/{PIT_SCREEN}"):
+                assert writer.publish(topic, b"from the screen") == NOT_AUTHORIZED, topic
+        async with login(floor, OTHER_CONTROLLER) as t08:
+            await t08.publish("baccarat/T08/result", b"T08 result", qos=1)
+        assert await first_payload(watcher) == b"T08 result"  # nothing of the screen's before
+    async with login(floor, PIT_SCREEN) as screen:
+        await screen.subscribe("baccarat/#", qos=1)
+        async with login(floor, CONTROLLER) as t07:
+            await t07.publish("baccarat/T07/result", b"T07 result", qos=1)
+        assert await first_payload(screen) == b"T07 result"
 
 
 async def test_boards_write_nothing_and_the_controller_nothing_deeper(floor: Mosquitto) -> None:
@@ -272,9 +333,9 @@ async def test_a_controller_cannot_write_another_tables_topics(floor: Mosquitto)
 
 async def test_a_controller_reads_only_its_own_tables_commands(floor: Mosquitto) -> None:
     async with login(floor, CONTROLLER) as t07, login(floor, PIT) as pit:
-        await t07.subscribe("baccarat/+/cmd/+", qos=1)
-        await pit.publish("baccarat/T08/cmd/void", b"for T08", qos=1)
-        await pit.publish("baccarat/T07/cmd/void", b"for T07", qos=1)
+        await t07.subscribe("baccarat/+/cmd/#", qos=1)
+        await pit.publish(f"baccarat/T08/cmd/void/{PIT}", b"for T08", qos=1)
+        await pit.publish(f"baccarat/T07/cmd/void/{PIT}", b"for T07", qos=1)
         assert await first_payload(t07) == b"for T07"
 
 
@@ -282,38 +343,50 @@ async def test_an_oversized_message_is_refused(floor: Mosquitto) -> None:
     roads_sized = b"r" * 64_000  # above the roads of a full shoe (about 40 kB)
     just_fits = b"f" * (MAX_PACKET - 1024)  # the topic and headers take the rest
     async with login(floor, CONTROLLER) as controller, login(floor, BOARD) as board:
-        await controller.subscribe("baccarat/T07/cmd/+", qos=1)
+        await controller.subscribe("baccarat/T07/cmd/#", qos=1)
         await board.subscribe("baccarat/T07/#", qos=1)
         await controller.publish("baccarat/T07/roads", roads_sized, qos=1, retain=True)
         assert await first_payload(board) == roads_sized
         with Mqtt5(floor, PIT) as pit:
-            assert pit.publish("baccarat/T07/cmd/void", b"x" * MAX_PACKET) is None
+            assert pit.publish(f"baccarat/T07/cmd/void/{PIT}", b"x" * MAX_PACKET) is None
             assert pit.disconnect_reason is not None
             assert pit.disconnect_reason.value == PACKET_TOO_LARGE, pit.disconnect_reason
         with Mqtt5(floor, PIT) as pit:
-            assert pit.publish("baccarat/T07/cmd/void", just_fits) == SUCCESS
+            assert pit.publish(f"baccarat/T07/cmd/void/{PIT}", just_fits) == SUCCESS
         assert await first_payload(controller) == just_fits  # the oversized one never came
 
 
+def replies(recorder: Recorder, request_id: str) -> list[dict[str, Any]]:
+    """The replies to the request ``request_id`` the recorder received."""
+    return [body for body in recorder.bodies("reply") if body.get("id") == request_id]
+
+
 async def test_the_daemon_publishes_with_the_examples_account(
-    floor: Mosquitto, tmp_path: Path
+    relayed_floor: Mosquitto, tmp_path: Path
 ) -> None:
+    floor = relayed_floor
     daemon = controller_daemon(tmp_path, floor)
     try:
         async with Recorder(floor, table="T07", username=BOARD, password=USERS[BOARD]) as board:
             await asyncio.to_thread(daemon.start)
-            async with login(floor, PIT) as pit:
-                await pit.publish("baccarat/T07/cmd/shoe", b'{"id": "first"}', qos=1)
-                await board.wait_for(lambda r: len(r.bodies("reply")) == 1, WAIT * 2)
+            async with (
+                OperatorRelay(floor, "T07", PIT, USERS[PIT]),
+                login(floor, PIT) as pit,
+            ):
+                await pit.publish(f"baccarat/T07/cmd/shoe/{PIT}", b'{"id": "first"}', qos=1)
+                await board.wait_for(lambda r: len(replies(r, "first")) == 1, WAIT * 2)
     finally:
         daemon.close()
-    assert board.bodies("reply")[0]["ok"] is True
+    assert replies(board, "first")[0]["ok"] is True
     kinds = {topic.removeprefix("baccarat/T07/") for topic, _ in board.received}
     assert {"status", "shoe", "reply"} <= kinds
     assert controller_connections(floor) == 1  # as baccarat-T07, its account and client id
 
 
-async def test_nobody_takes_the_controllers_session(floor: Mosquitto, tmp_path: Path) -> None:
+async def test_nobody_takes_the_controllers_session(
+    relayed_floor: Mosquitto, tmp_path: Path
+) -> None:
+    floor = relayed_floor
     intruders = (BOARD, OTHER_BOARD, PIT, OTHER_CONTROLLER)
     daemon = controller_daemon(tmp_path, floor)
     try:
@@ -334,9 +407,12 @@ async def test_nobody_takes_the_controllers_session(floor: Mosquitto, tmp_path: 
             await asyncio.sleep(SETTLE)
             assert controller_connections(floor) == 1, floor.log()  # no reconnection
             assert "offline" not in [body["state"] for body in watcher.bodies("status")]
-            async with login(floor, PIT) as pit:  # the controller still answers
-                await pit.publish("baccarat/T07/cmd/shoe", b"{}", qos=1)
-                await watcher.wait_for(lambda r: len(r.bodies("reply")) == 1, WAIT * 2)
+            async with (  # the controller still answers
+                OperatorRelay(floor, "T07", PIT, USERS[PIT]),
+                login(floor, PIT) as pit,
+            ):
+                await pit.publish(f"baccarat/T07/cmd/shoe/{PIT}", b'{"id": "still"}', qos=1)
+                await watcher.wait_for(lambda r: len(replies(r, "still")) == 1, WAIT * 2)
     finally:
         daemon.close()
     log = floor.log()

@@ -19,8 +19,15 @@ from typing import Final
 from pydantic import ValidationError
 
 from baccarat.backoff import Backoff
-from baccarat.boards.state import BoardState, fold, with_controller_status, with_link
+from baccarat.boards.state import (
+    BoardState,
+    fold,
+    with_controller_status,
+    with_limits,
+    with_link,
+)
 from baccarat.messages.catalog import parse_message
+from baccarat.messages.limits import LimitsError, parse_limits
 
 DEFAULT_PORT: Final = 1883
 RECONNECT_DELAY_MIN: Final = 0.5
@@ -57,6 +64,11 @@ def receive(state: BoardState, base: str, topic: str, payload: bytes) -> BoardSt
         return state  # the pit's commands, the answers, a retained message cleared
     if kind == "status":
         return with_controller_status(state, status_text(payload))
+    if kind == "limits":
+        try:
+            return with_limits(state, parse_limits(payload))
+        except LimitsError:
+            return replace(state, rejected=state.rejected + 1)
     try:
         message = parse_message(payload)
     except (ValidationError, ValueError):

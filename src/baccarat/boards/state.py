@@ -34,6 +34,7 @@ from baccarat.messages.bodies import (
     ShoeMessage,
     VoidMessage,
 )
+from baccarat.messages.limits import LimitsMessage
 from baccarat.messages.roads import RoadsMessage
 from baccarat.rules.tableau import next_position
 
@@ -100,6 +101,8 @@ class BoardState:
     """Bodies on the table's topics that were not messages (shown, never fatal)."""
     cleared_alarms: tuple[int, ...] = ()
     voided_rounds: tuple[str, ...] = ()
+    limits: LimitsMessage | None = None
+    """The table's betting limits (the pit's retained ``limits`` topic), if it has them."""
 
     @property
     def roads(self) -> RoadsMessage | None:
@@ -133,7 +136,8 @@ def fold(state: BoardState, message: Message) -> BoardState:
     """The state after ``message``; unchanged (the same object) if it tells nothing new."""
     if message.seq + SEQ_RESTART_GAP < state.highest_seq:
         state = BoardState(
-            table=state.table, link=state.link, controller=state.controller, rejected=state.rejected
+            table=state.table, link=state.link, controller=state.controller,
+            rejected=state.rejected, limits=state.limits,
         )
     new = _apply(state, message)
     if new is state:
@@ -151,6 +155,11 @@ def fold_all(state: BoardState, messages: list[Message]) -> BoardState:
 def with_link(state: BoardState, link: str) -> BoardState:
     """The state with the board's broker link described as ``link``."""
     return state if state.link == link else replace(state, link=link)
+
+
+def with_limits(state: BoardState, limits: LimitsMessage) -> BoardState:
+    """The state with the table's limits (the last body on ``limits`` holds: it is retained)."""
+    return state if state.limits == limits else replace(state, limits=limits)
 
 
 def with_controller_status(state: BoardState, payload: bytes) -> BoardState:

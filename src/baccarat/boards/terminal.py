@@ -26,6 +26,7 @@ from baccarat.boards import roads_view
 from baccarat.boards.roads_view import DERIVED_NAMES, DERIVED_TITLE, WINNER_STYLE
 from baccarat.boards.state import BoardState, LiveRound
 from baccarat.messages.bodies import AlarmMessage, ResultMessage
+from baccarat.messages.limits import LimitsMessage
 from baccarat.messages.roads import BeadPlate, BigRoad, DerivedRoad, RoadsMessage
 
 ROAD_PANEL_HEIGHT = 8
@@ -49,7 +50,7 @@ def render(state: BoardState, width: int, height: int, *, coloured: bool = True)
     top = Layout(name="top", size=top_height)
     half = width // 2
     top.split_row(
-        Layout(live_panel(state.live, top_height - 2), size=half),
+        Layout(live_panel(state.live, top_height - 2, state.limits), size=half),
         Layout(results_panel(state, width - half - 4, top_height - 2, coloured=coloured)),
     )
     parts.append(top)
@@ -85,6 +86,26 @@ def table_line(state: BoardState) -> Text:
         if state.live.demo:
             text.append(" DEMO", style="bold magenta")
     return text
+
+
+def limits_text(limits: LimitsMessage) -> str:
+    """The table's limits, short: ``Limits HKD B 100-50k P 100-50k T 10-5k Pairs 10-2.5k``."""
+    figures = (
+        f"{name} {short_figure(bet.min)}-{short_figure(bet.max)}"
+        for name, bet in (
+            ("B", limits.banker), ("P", limits.player), ("T", limits.tie), ("Pairs", limits.pairs)
+        )
+    )
+    currency = f" {limits.currency}" if limits.currency else ""
+    return f"Limits{currency} " + " ".join(figures)
+
+
+def short_figure(amount: int) -> str:
+    """``2500`` as ``2.5k``, ``1000000`` as ``1M``: a stake in at most a few characters."""
+    for size, suffix in ((10**9, "G"), (10**6, "M"), (10**3, "k")):
+        if amount >= size and amount % (size // 10) == 0:
+            return f"{amount / size:g}{suffix}"
+    return str(amount)
 
 
 def links_line(state: BoardState) -> Text:
@@ -201,10 +222,17 @@ def result_text(result: ResultMessage) -> Text:
     return text
 
 
-def live_panel(live: LiveRound | None, inner_height: int) -> Panel:
-    """The round on the table, card by card; card faces when there are 8 lines or more."""
+def live_panel(
+    live: LiveRound | None, inner_height: int, limits: LimitsMessage | None = None
+) -> Panel:
+    """The round on the table, card by card; card faces when there are 8 lines or more.
+
+    The table's limits, if it has them, go under the round, in the room the round leaves.
+    """
+    footer = [Text(""), Text(limits_text(limits), style="cyan")] if limits is not None else []
     if live is None:
-        return Panel(Text("waiting for the first round", style="dim"), title="Live round")
+        waiting = Text("waiting for the first round", style="dim")
+        return Panel(Group(waiting, *footer), title="Live round")
     player, banker = live.hand("P"), live.hand("B")
     body: RenderableType
     if inner_height >= 8:
@@ -213,12 +241,13 @@ def live_panel(live: LiveRound | None, inner_height: int) -> Panel:
             hand_faces("PLAYER", player, live.player_total),
             hand_faces("BANKER", banker, live.banker_total),
         )
-        body = Group(hands, Text(""), outcome_line(live))
+        body = Group(hands, Text(""), outcome_line(live), *footer)
     else:
         body = Group(
             hand_line("PLAYER", player, live.player_total),
             hand_line("BANKER", banker, live.banker_total),
             outcome_line(live),
+            *footer[1:],  # no blank line: the round and its limits fill a small panel
         )
     title = f"Round {live.round}" + (" · DEMO" if live.demo else "")
     return Panel(body, title=title, subtitle=live.status, title_align="left")

@@ -18,6 +18,7 @@ import ipaddress
 import json
 import logging
 import mimetypes
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -34,6 +35,8 @@ REQUEST_TIMEOUT: Final = 10.0
 """Seconds a client gets to send its request line and headers."""
 MAX_HEADER_BYTES: Final = 16 * 1024
 CONFIG_PATH: Final = "/config.json"
+PASSWORD_ENV: Final = "BACCARAT_BOARD_PASSWORD"  # noqa: S105 - a variable's name, not a secret
+"""Where the page's broker password comes from when no file is named."""
 CONTENT_TYPES: Final = {
     ".html": "text/html; charset=utf-8",
     ".css": "text/css; charset=utf-8",
@@ -118,6 +121,18 @@ def page_config(
     )
 
 
+def board_password(path: str | None) -> str | None:
+    """A board page's broker password: the file's first line, else ``$BACCARAT_BOARD_PASSWORD``.
+
+    Shared by ``baccarat board --web`` and ``baccarat pit`` (its live boards); ``OSError``
+    if the file cannot be read.
+    """
+    if path:
+        with open(path, encoding="utf-8") as file:
+            return file.readline().rstrip("\r\n")
+    return os.environ.get(PASSWORD_ENV)
+
+
 def _is_loopback(host: str) -> bool:
     if host == "localhost":
         return True
@@ -184,10 +199,15 @@ class WebBoardServer:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.port}/"
 
+    def load(self) -> dict[str, tuple[bytes, str]]:
+        """The files to serve by URL path, ``config.json`` included (read at start)."""
+        files = load_files(self.root)
+        files[CONFIG_PATH] = (self.config.to_json(), CONTENT_TYPES[".json"])
+        return files
+
     async def start(self) -> WebBoardServer:
         """Read the files and start listening."""
-        self.files = load_files(self.root)
-        self.files[CONFIG_PATH] = (self.config.to_json(), CONTENT_TYPES[".json"])
+        self.files = self.load()
         self._server = await asyncio.start_server(self._serve, self.host, self.requested_port)
         return self
 

@@ -26,6 +26,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "roads": ("baccarat.cli.roads", "replay a recorded shoe and print its roads"),
     "journal": ("baccarat.cli.journal", "verify or show a journal file"),
     "board": ("baccarat.cli.board", "the terminal result board of a table (MQTT)"),
+    "pit": ("baccarat.cli.pit", "the pit console: every table's alarms and commands (web)"),
     "identity": ("baccarat.cli.identity", "the version and SHA-256 of the installed files"),
     "record": ("baccarat.cli.record", "the floor recorder: every table's messages into a database"),
     "history": ("baccarat.cli.history", "rounds from the floor recorder's database, or CSV"),

@@ -8,15 +8,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
-from typing import Final
 
 from baccarat.boards.feed import BoardFeed, parse_broker, show
-from baccarat.boards.web_server import DEFAULT_WS_PORT
-
-PASSWORD_ENV: Final = "BACCARAT_BOARD_PASSWORD"  # noqa: S105 - a variable's name, not a secret
-"""Where ``--web`` takes the page's broker password from when no file is named."""
+from baccarat.boards.web_server import DEFAULT_WS_PORT, PASSWORD_ENV, board_password
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -67,14 +62,6 @@ def run(args: argparse.Namespace) -> int:
         return 2
     asyncio.run(show(BoardFeed(host, port, args.prefix, args.table)))
     return 0
-
-
-def board_password(path: str | None) -> str | None:
-    """The web board's broker password: the file's first line, else ``$BACCARAT_BOARD_PASSWORD``."""
-    if path:
-        with open(path, encoding="utf-8") as file:
-            return file.readline().rstrip("\r\n")
-    return os.environ.get(PASSWORD_ENV)
 
 
 def run_web(args: argparse.Namespace, broker_host: str) -> int:

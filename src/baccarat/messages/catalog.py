@@ -22,6 +22,7 @@ from baccarat.messages.bodies import (
     serializer,
     type_name,
 )
+from baccarat.messages.limits import LimitsMessage
 from baccarat.messages.roads import RoadsMessage
 
 MESSAGE_TYPES: Final[tuple[type[Message], ...]] = (
@@ -37,6 +38,8 @@ MESSAGE_TYPES: Final[tuple[type[Message], ...]] = (
     RecallMessage,
 )
 """Every message model the controller publishes, in a stable order."""
+SCHEMA_TYPES: Final[tuple[type[Any], ...]] = (*MESSAGE_TYPES, LimitsMessage)
+"""Every body with a JSON Schema: the controller's, and the pit's retained ``limits``."""
 
 _ADAPTER: Final[TypeAdapter[Any]] = TypeAdapter(
     Annotated[Union[MESSAGE_TYPES], Field(discriminator="type")]  # type: ignore[arg-type]  # noqa: UP007
@@ -62,7 +65,7 @@ def parse_message(body: str | bytes) -> Message:
 def rendered_schemas() -> dict[str, str]:
     """File name -> JSON Schema text for each message type."""
     out: dict[str, str] = {}
-    for cls in MESSAGE_TYPES:
+    for cls in SCHEMA_TYPES:
         schema = json_schema(cls)
         name = type_name(cls)
         schema["$id"] = f"baccarat/{name}.schema.json"

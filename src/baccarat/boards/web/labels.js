@@ -38,6 +38,8 @@ export const LABELS = {
   streak: ["Streak", "連勝", "连胜"],
   cards_left: ["Cards left", "餘牌", "余牌"],
   last_round: ["Last round of the shoe", "本靴最後一局", "本靴最后一局"],
+  limits: ["Limits", "限紅", "限红"],
+  pairs: ["Pairs", "對子", "对子"],
   shuffle: ["Shoe closed", "本靴完結", "本靴完结"],
   controller: ["Table", "枱", "台"],
   board_link: ["Board", "顯示", "显示"],

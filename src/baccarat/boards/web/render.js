@@ -3,7 +3,14 @@
 // message) and data-winner or data-colour; statistics have data-stat.
 
 import { ALARM_KINDS, fill, label, trilingual } from "./labels.js";
-import { blockingAlarms, cardsLeft, cardValue, currentRoads, lastResult } from "./state.js";
+import {
+  blockingAlarms,
+  cardsLeft,
+  cardValue,
+  currentRoads,
+  LIMIT_BETS,
+  lastResult,
+} from "./state.js";
 
 const SUITS = { S: "♠", H: "♥", D: "♦", C: "♣" };
 const RANKS = { T: "10" };
@@ -36,6 +43,7 @@ export class BoardView {
     this.doc = doc;
     this.view = view;
     this.drawnRoads = undefined;
+    this.drawnLimits = undefined;
     this.drawnLive = undefined;
     this.drawnAlarms = undefined;
     this.drawnOverlay = undefined;
@@ -77,8 +85,36 @@ export class BoardView {
       flag.replaceChildren(label(doc, flagKey));
       flag.dataset.drawn = flagKey;
     }
+    this.limits(state.limits);
     this.pill("controller-status", "controller", controllerKey(state.controller));
     this.pill("link-status", "link", linkKey(state.link));
+  }
+
+  /** The table's limits in the header, per bet (hidden while the table has none). */
+  limits(limits) {
+    const box = this.doc.getElementById("limits");
+    if (limits === this.drawnLimits) return;
+    this.drawnLimits = limits;
+    box.hidden = limits === null;
+    if (limits === null) return;
+    const doc = this.doc;
+    const items = LIMIT_BETS.map((bet) => {
+      const item = doc.createElement("div");
+      item.dataset.limit = bet;
+      item.dataset.min = String(limits[bet].min);
+      item.dataset.max = String(limits[bet].max);
+      const name = doc.createElement("dt");
+      name.append(label(doc, bet === "pairs" ? "pairs" : bet));
+      const figures = doc.createElement("dd");
+      figures.textContent = `${stake(limits[bet].min)}–${stake(limits[bet].max)}`;
+      item.append(name, figures);
+      return item;
+    });
+    const caption = doc.createElement("div");
+    caption.className = "caption";
+    caption.append(label(doc, "limits"));
+    if (limits.currency) caption.append(` ${limits.currency}`);
+    box.replaceChildren(caption, ...items);
   }
 
   pill(id, attribute, key) {
@@ -283,6 +319,11 @@ function tag(doc, cls, content) {
   span.className = cls;
   span.append(content);
   return span;
+}
+
+/** A stake for the header: 50000 as "50,000". */
+export function stake(amount) {
+  return amount.toLocaleString("en-US");
 }
 
 function setText(element, value) {

@@ -35,7 +35,32 @@ export function emptyState(table) {
     rejected: 0,
     clearedAlarms: [],
     voidedRounds: [],
+    limits: null, // the table's betting limits (the pit's retained `limits` topic)
   };
+}
+
+export const LIMIT_BETS = ["banker", "player", "tie", "pairs"];
+
+/** The limits of a `limits` body ({banker: {min, max}, ...}), or null if it is not one. */
+export function parseLimits(message) {
+  if (!message || message.type !== "limits") return null;
+  const limits = {};
+  for (const bet of LIMIT_BETS) {
+    const figures = message[bet];
+    if (!figures || !Number.isInteger(figures.min) || !Number.isInteger(figures.max)) return null;
+    if (figures.min < 0 || figures.min > figures.max) return null;
+    limits[bet] = { min: figures.min, max: figures.max };
+  }
+  const currency = typeof message.currency === "string" ? message.currency.slice(0, 8) : null;
+  return { ...limits, currency };
+}
+
+/** The state after a body on the `limits` topic (retained: the last one holds; no seq). */
+export function withLimits(state, message) {
+  const limits = parseLimits(message);
+  if (limits === null) return rejected(state);
+  if (JSON.stringify(limits) === JSON.stringify(state.limits)) return state;
+  return { ...state, limits };
 }
 
 /** The roads of the current shoe, or null (empty roads) before its first result. */
@@ -97,6 +122,7 @@ export function rejected(state) {
 }
 
 export function fold(state, message) {
+  if (message.type === "limits") return withLimits(state, message);
   if (typeof message.seq !== "number" || typeof message.type !== "string") return rejected(state);
   if (message.seq + SEQ_RESTART_GAP < state.highestSeq) {
     state = {
@@ -104,6 +130,7 @@ export function fold(state, message) {
       link: state.link,
       controller: state.controller,
       rejected: state.rejected,
+      limits: state.limits,
     };
   }
   const handler = HANDLERS[message.type];

@@ -1,0 +1,97 @@
+"""``baccarat pit --web PORT --broker HOST --ws-port N``: the pit console, a web page.
+
+The page (:mod:`baccarat.pit.server`) logs in to the broker's MQTT-over-WebSocket listener
+with the operator's own account, typed in the page, and shows every table under
+``{prefix}/+/``. The server only hands out files; it serves the web board too, under
+``/board/``, for a table's live board, logged in with ``--board-username`` (a read-only
+account for the pit's screen).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from typing import TYPE_CHECKING
+
+from baccarat.boards.feed import parse_broker
+from baccarat.boards.web_server import DEFAULT_WS_PORT, PASSWORD_ENV, board_password
+
+if TYPE_CHECKING:
+    from baccarat.pit.server import PitServer
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``baccarat pit``."""
+    parser.add_argument(
+        "--web", type=int, metavar="PORT", required=True,
+        help="serve the console on PORT (0: any free port)",
+    )
+    parser.add_argument(
+        "--web-host", default="127.0.0.1",
+        help="address to listen on (127.0.0.1; 0.0.0.0 for browsers on other machines)",
+    )
+    parser.add_argument(
+        "--broker", default="localhost",
+        help="HOST[:PORT] of the MQTT broker; only its host is used, for the page",
+    )
+    parser.add_argument(
+        "--ws-port", type=int, default=DEFAULT_WS_PORT,
+        help=f"the broker's MQTT-over-WebSocket port ({DEFAULT_WS_PORT})",
+    )
+    parser.add_argument("--prefix", default="baccarat", help="topic prefix (baccarat)")
+    parser.add_argument(
+        "--board-username",
+        help="read-only broker account of the live boards under /board/ (board-pit)",
+    )
+    parser.add_argument(
+        "--board-password-file", metavar="FILE",
+        help=f"file holding that account's password (or ${PASSWORD_ENV})",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve the console until interrupted; 2 if an argument is wrong or the port taken."""
+    from baccarat.boards.web_server import page_config
+    from baccarat.pit.server import PitServer
+
+    try:
+        host, _port = parse_broker(args.broker)
+    except ValueError as exc:
+        print(f"baccarat pit: {exc}", file=sys.stderr)
+        return 2
+    for name, value in (("--web", args.web), ("--ws-port", args.ws_port)):
+        if not 0 <= value < 65536:
+            print(f"baccarat pit: bad port for {name}: {value}", file=sys.stderr)
+            return 2
+    try:
+        password = board_password(args.board_password_file)
+    except OSError as exc:
+        print(f"baccarat pit: cannot read the board's password: {exc}", file=sys.stderr)
+        return 2
+    console = page_config(host, args.ws_port, None, args.prefix)
+    board = page_config(
+        host, args.ws_port, None, args.prefix,
+        username=args.board_username,
+        password=password if args.board_username else None,
+    )
+    server = PitServer(console, board, host=args.web_host, port=args.web)
+    try:
+        asyncio.run(serve(server))
+    except OSError as exc:
+        print(f"baccarat pit: cannot serve on {args.web_host}:{args.web}: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+async def serve(server: PitServer) -> None:
+    """Start ``server``, say where the console is, and serve until cancelled."""
+    await server.start()
+    config = server.config
+    ws = f"ws://{config.ws_host or '<page host>'}:{config.ws_port}{config.ws_path}"
+    print(f"pit console: {server.url}  prefix {config.prefix}, broker websockets {ws}",
+          flush=True)
+    try:
+        await server.serve_forever()
+    finally:
+        await server.close()

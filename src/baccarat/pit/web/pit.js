@@ -1,0 +1,502 @@
+// The pit console: the operator logs in with their broker account (MQTT 5 over WebSocket),
+// sees every table under {prefix}/+/, settles alarms and sends commands on
+// {prefix}/{table}/cmd/{command}/{operator} with the response topic
+// {prefix}/{table}/reply/{operator} and a correlation id, and sets each table's limits
+// (retained on {prefix}/{table}/limits). The broker's ACL decides what the account may
+// do: a probe at login (below) finds out whether it may send commands, and every publish
+// the broker refuses says so in the page.
+//
+// Query parameters: ?prefix=baccarat&ws=ws://broker:9001/mqtt override config.json.
+
+import mqtt from "./vendor/mqtt.esm.js";
+import { cardsLeft } from "./board/state.js";
+import {
+  alarmActions,
+  commandTopic,
+  dealHint,
+  emptyConsole,
+  isReply,
+  LIMIT_BETS,
+  limitsBody,
+  loginError,
+  parseTopic,
+  receive,
+  replyTopic,
+  tableActions,
+  tableNames,
+  withSendError,
+  withSent,
+} from "./console.js";
+
+const CONNECT_TIMEOUT_MS = 8000;
+const RECONNECT_PERIOD_MS = 2000;
+const REPLY_WAIT_MS = 10000;
+const SHOWN_RESULTS = 12;
+/** Not a table: the permission probe's topic level (nothing subscribes to it). */
+const PROBE_TABLE = "pit-console-probe";
+const LETTER = { banker: "B", player: "P", tie: "T" };
+
+async function loadConfig() {
+  let config = {};
+  try {
+    const response = await fetch("config.json", { cache: "no-store" });
+    if (response.ok) config = await response.json();
+  } catch {
+    // served without the Python server: use the query
+  }
+  const query = new URLSearchParams(location.search);
+  const prefix = query.get("prefix") || config.prefix || "baccarat";
+  const scheme = location.protocol === "https:" ? "wss" : "ws";
+  const host = config.ws_host || location.hostname || "localhost";
+  const url = query.get("ws") || `${scheme}://${host}:${config.ws_port || 9001}${config.ws_path || "/mqtt"}`;
+  return { prefix, url };
+}
+
+const $ = (id) => document.getElementById(id);
+
+function element(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (name === "class") node.className = value;
+    else if (name.startsWith("data-")) node.setAttribute(name, value);
+    else node[name] = value;
+  }
+  node.append(...children.filter((c) => c !== null && c !== undefined));
+  return node;
+}
+
+class PitConsole {
+  constructor(config) {
+    this.config = config;
+    this.state = emptyConsole();
+    this.client = null;
+    this.operator = "";
+    this.mayCommand = null; // null: not known yet; then true or false (the probe's answer)
+    this.link = "login";
+    this.cards = new Map(); // table -> its card's elements
+    this.waiting = new Map(); // request id -> resolve(reply)
+    this.sequence = 0;
+    this.scheduled = false;
+    this.drawnReplies = null;
+    window.pit = this;
+  }
+
+  // ---- login ---------------------------------------------------------------------
+
+  start() {
+    $("login-form").addEventListener("submit", (event) => {
+      event.preventDefault();
+      this.login($("username").value.trim(), $("password").value);
+    });
+    $("logout").addEventListener("click", () => this.logout());
+    this.setLink("login");
+  }
+
+  login(username, password) {
+    if (!username) {
+      this.loginFailed("Type your broker username.");
+      return;
+    }
+    this.logout();
+    this.operator = username;
+    $("login-error").hidden = true;
+    $("login-button").disabled = true;
+    this.setLink("connecting");
+    const client = mqtt.connect(this.config.url, {
+      protocolVersion: 5,
+      clientId: username, // the example broker gives each client its username as id anyway
+      clean: true,
+      username,
+      password,
+      connectTimeout: CONNECT_TIMEOUT_MS,
+      reconnectPeriod: RECONNECT_PERIOD_MS,
+      keepalive: 30,
+    });
+    this.client = client;
+    let loggedIn = false;
+    client.on("connect", () => {
+      loggedIn = true;
+      $("password").value = "";
+      this.showConsole();
+      this.setLink("connected");
+      client.subscribe(`${this.config.prefix}/+/#`, { qos: 1 });
+      this.probe();
+    });
+    client.on("error", (error) => {
+      if (!loggedIn) {
+        client.end(true);
+        this.loginFailed(loginError(error));
+      } else {
+        console.warn("mqtt:", error.message);
+      }
+    });
+    client.on("reconnect", () => this.setLink(loggedIn ? "lost" : "connecting"));
+    client.on("offline", () => this.setLink(loggedIn ? "lost" : "connecting"));
+    client.on("close", () => {
+      if (!loggedIn && this.client === client && this.link === "connecting") {
+        client.end(true);
+        this.loginFailed(`Cannot reach the broker at ${this.config.url}.`);
+      }
+    });
+    client.on("message", (topic, payload) => {
+      const text = new TextDecoder().decode(payload);
+      this.update(receive(this.state, this.config.prefix, topic, text));
+      this.settleWaiting(topic, text);
+    });
+  }
+
+  loginFailed(text) {
+    this.setLink("login");
+    $("login-button").disabled = false;
+    const box = $("login-error");
+    box.textContent = text;
+    box.hidden = false;
+    document.body.dataset.loginError = text;
+  }
+
+  logout() {
+    if (this.client) this.client.end(true);
+    this.client = null;
+    this.mayCommand = null;
+    this.state = emptyConsole();
+    this.cards.clear();
+    $("tables").replaceChildren();
+    $("console").hidden = true;
+    $("login").hidden = false;
+    $("login-button").disabled = false;
+    this.setLink("login");
+    this.draw();
+  }
+
+  showConsole() {
+    $("login").hidden = true;
+    $("console").hidden = false;
+    $("operator").textContent = this.operator;
+    delete document.body.dataset.loginError;
+  }
+
+  setLink(link) {
+    this.link = link;
+    document.body.dataset.link = link;
+    $("link").dataset.link = link;
+    $("link").textContent = { connected: "Connected", lost: "Reconnecting", connecting: "Connecting" }[link] || "";
+    this.schedule();
+  }
+
+  /**
+   * May this account send commands? mosquitto has no way to ask, so publish once, at QoS
+   * 1, to a command topic in the operator's own name under a table that does not exist:
+   * an MQTT 5 broker answers "not authorized" (0x87) in the PUBACK when its ACL refuses
+   * it, and nothing acts on it when it does not (no controller reads that table).
+   */
+  probe() {
+    const topic = commandTopic(this.config.prefix, PROBE_TABLE, "probe", this.operator);
+    this.client.publish(topic, "{}", { qos: 1 }, (error) => {
+      this.mayCommand = !error;
+      document.body.dataset.mayCommand = this.mayCommand ? "yes" : "no";
+      $("rights").textContent = this.mayCommand
+        ? "May settle and command"
+        : "Read only: this account may not send commands";
+      this.schedule();
+    });
+  }
+
+  // ---- commands --------------------------------------------------------------------
+
+  nextId() {
+    this.sequence += 1;
+    return `${this.operator}-${Date.now().toString(36)}-${this.sequence}`;
+  }
+
+  async act(table, action) {
+    if (action.confirm && !(await confirmDialog(`${table}: ${action.confirm}`))) return;
+    const times = action.repeat || 1;
+    for (let i = 0; i < times; i += 1) {
+      const reply = await this.command(table, action.command, action.body);
+      if (!reply || !reply.ok) break; // a bulk settle stops at the first refusal
+    }
+  }
+
+  /** Send one command; resolves with its reply entry (or null after REPLY_WAIT_MS). */
+  command(table, name, body) {
+    const id = this.nextId();
+    const prefix = this.config.prefix;
+    this.update(withSent(this.state, id, table, name));
+    const answered = new Promise((resolve) => {
+      this.waiting.set(id, resolve);
+      setTimeout(() => {
+        if (this.waiting.delete(id)) resolve(null);
+      }, REPLY_WAIT_MS);
+    });
+    const options = {
+      qos: 1,
+      properties: {
+        responseTopic: replyTopic(prefix, table, this.operator),
+        correlationData: new TextEncoder().encode(id),
+      },
+    };
+    const payload = JSON.stringify({ ...body, id });
+    this.client.publish(commandTopic(prefix, table, name, this.operator), payload, options, (error) => {
+      if (!error) return;
+      const why = error.code === 135 ? "refused by the broker: not authorized" : error.message;
+      this.update(withSendError(this.state, id, why));
+      const resolve = this.waiting.get(id);
+      if (this.waiting.delete(id)) resolve({ ok: false });
+    });
+    return answered;
+  }
+
+  settleWaiting(topic, text) {
+    const where = parseTopic(this.config.prefix, topic);
+    if (where === null || !isReply(where.kind)) return;
+    let body;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      return;
+    }
+    const id = body && body.id !== undefined ? String(body.id) : null;
+    const resolve = id === null ? undefined : this.waiting.get(id);
+    if (resolve && this.waiting.delete(id)) resolve(body);
+  }
+
+  setLimits(table, card) {
+    const figures = {};
+    for (const bet of LIMIT_BETS) {
+      figures[bet] = {
+        min: card.limitInputs[bet].min.value,
+        max: card.limitInputs[bet].max.value,
+      };
+    }
+    const made = limitsBody(table, figures, this.operator, card.currency.value, Date.now() / 1000);
+    const status = card.limitsStatus;
+    if (made.error) {
+      status.textContent = made.error;
+      status.dataset.state = "error";
+      return;
+    }
+    status.textContent = "Sending…";
+    status.dataset.state = "sending";
+    const topic = `${this.config.prefix}/${table}/limits`;
+    this.client.publish(topic, JSON.stringify(made.body), { qos: 1, retain: true }, (error) => {
+      status.dataset.state = error ? "error" : "sent";
+      status.textContent = error
+        ? `Not set: ${error.code === 135 ? "refused by the broker: not authorized" : error.message}`
+        : "Set";
+      card.limitsDirty = false;
+    });
+  }
+
+  // ---- drawing -----------------------------------------------------------------------
+
+  update(next) {
+    if (next === this.state) return;
+    this.state = next;
+    this.schedule();
+  }
+
+  schedule() {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    requestAnimationFrame(() => {
+      this.scheduled = false;
+      this.draw();
+    });
+  }
+
+  draw() {
+    const names = tableNames(this.state);
+    const box = $("tables");
+    for (const name of names) {
+      if (!this.cards.has(name)) this.cards.set(name, this.newCard(name));
+      this.drawCard(name, this.state.tables[name], this.cards.get(name));
+    }
+    const order = names.map((n) => this.cards.get(n).root);
+    if (order.some((node, i) => box.children[i] !== node)) box.replaceChildren(...order);
+    document.body.dataset.tables = String(names.length);
+    this.drawReplies();
+  }
+
+  allowed() {
+    return this.mayCommand === true && this.link === "connected";
+  }
+
+  newCard(table) {
+    const summary = element("dl", { class: "summary" });
+    const alarms = element("div", { class: "alarms" });
+    const actions = element("div", { class: "actions" });
+    const board = element("a", {
+      class: "board-link",
+      href: `board/?table=${encodeURIComponent(table)}&prefix=${encodeURIComponent(this.config.prefix)}&view=pit`,
+      target: "_blank",
+      textContent: "Live board",
+    });
+    const limitInputs = {};
+    const limitRows = LIMIT_BETS.map((bet) => {
+      limitInputs[bet] = {
+        min: element("input", { inputMode: "numeric", "data-limit": `${bet}-min`, size: 7 }),
+        max: element("input", { inputMode: "numeric", "data-limit": `${bet}-max`, size: 9 }),
+      };
+      return element("label", { class: "limit" }, `${bet} `, limitInputs[bet].min, "–", limitInputs[bet].max);
+    });
+    const currency = element("input", { "data-limit": "currency", size: 4, placeholder: "HKD" });
+    const limitsStatus = element("span", { class: "limits-status", "data-state": "" });
+    const setButton = element("button", { type: "submit", textContent: "Set limits", "data-action": "limits" });
+    const limitsForm = element(
+      "form", { class: "limits-form" },
+      element("span", { class: "caption", textContent: "Limits" }),
+      ...limitRows, element("label", { class: "limit" }, "currency ", currency), setButton, limitsStatus,
+    );
+    const card = {
+      root: element(
+        "section", { class: "table-card", "data-table": table },
+        element("header", {}, element("h2", { textContent: table }),
+          element("span", { class: "pill controller", "data-controller": "unknown" }), board),
+        summary, alarms, actions, limitsForm,
+      ),
+      summary, alarms, actions, limitInputs, currency, limitsStatus, setButton,
+      limitsDirty: false, drawnLimits: undefined, drawnAlarms: undefined, drawnKey: "",
+    };
+    limitsForm.addEventListener("input", () => {
+      card.limitsDirty = true;
+    });
+    limitsForm.addEventListener("submit", (event) => {
+      event.preventDefault();
+      this.setLimits(table, card);
+    });
+    return card;
+  }
+
+  drawCard(table, state, card) {
+    const root = card.root;
+    const controller = state.controller || "unknown";
+    root.dataset.controller = controller;
+    const pill = root.querySelector(".pill.controller");
+    pill.dataset.controller = controller;
+    pill.textContent = controller === "online" ? "Online" : controller === "offline" ? "Offline" : "No status";
+    const shoe = state.shoe;
+    const live = state.live;
+    const left = cardsLeft(state);
+    const results = state.results.slice(-SHOWN_RESULTS);
+    const facts = [
+      ["shoe", "Shoe", shoe ? `${shoe.shoe} (${shoe.phase.replace("_", " ")})` : "–"],
+      ["round", "Round", live ? `${live.round} ${live.status}` : "–"],
+      ["cards_left", "Cards left", left === null ? "–" : String(left)],
+      ["demo", "Demo", shoe && shoe.demo ? "on" : "off"],
+      ["alarms", "Open alarms", String(state.alarms.length)],
+      ["results", "Last results", results.map((r) => LETTER[r.winner] || "?").join(" ") || "–"],
+    ];
+    if (state.rejected) facts.push(["rejected", "Bad bodies", String(state.rejected)]);
+    const key = JSON.stringify(facts);
+    if (key !== card.drawnKey) {
+      card.drawnKey = key;
+      card.summary.replaceChildren(
+        ...facts.map(([name, caption, value]) =>
+          element("div", { "data-fact": name }, element("dt", { textContent: caption }), element("dd", { textContent: value }))),
+      );
+    }
+    root.dataset.alarms = String(state.alarms.length);
+    root.dataset.round = live ? String(live.round) : "";
+    root.dataset.roundStatus = live ? live.status : "";
+    const allowed = this.allowed();
+    const rightsKey = `${allowed}`;
+    if (state.alarms !== card.drawnAlarms || card.alarmsRights !== rightsKey) {
+      card.drawnAlarms = state.alarms;
+      card.alarmsRights = rightsKey;
+      card.alarms.replaceChildren(...state.alarms.map((alarm) => this.alarmItem(table, alarm, allowed)));
+    }
+    const actions = tableActions(state);
+    const actionsKey = JSON.stringify([actions.map((a) => a.text), allowed]);
+    if (actionsKey !== card.actionsKey) {
+      card.actionsKey = actionsKey;
+      card.actions.replaceChildren(...actions.map((action) => this.button(table, action, allowed, action.key)));
+    }
+    card.setButton.disabled = !allowed;
+    for (const inputs of Object.values(card.limitInputs)) {
+      inputs.min.disabled = !allowed;
+      inputs.max.disabled = !allowed;
+    }
+    card.currency.disabled = !allowed;
+    if (state.limits !== card.drawnLimits && !card.limitsDirty) {
+      card.drawnLimits = state.limits;
+      for (const bet of LIMIT_BETS) {
+        card.limitInputs[bet].min.value = state.limits ? String(state.limits[bet].min) : "";
+        card.limitInputs[bet].max.value = state.limits ? String(state.limits[bet].max) : "";
+      }
+      card.currency.value = state.limits && state.limits.currency ? state.limits.currency : "";
+    }
+    root.dataset.limits = state.limits ? JSON.stringify(state.limits) : "";
+  }
+
+  alarmItem(table, alarm, allowed) {
+    const cards = (alarm.cards && alarm.cards.length ? alarm.cards : alarm.card ? [alarm.card] : [])
+      .map((c) => c || "unreadable");
+    const hint = dealHint(alarm);
+    return element(
+      "article", {
+        class: "alarm", "data-alarm-id": String(alarm.id), "data-kind": alarm.kind,
+        "data-count": String(alarm.count || 1),
+      },
+      element("div", { class: "alarm-head" },
+        element("b", { textContent: alarm.kind.replaceAll("_", " ") }),
+        element("span", { class: "article", textContent: `Art. ${alarm.article}` }),
+        alarm.round ? element("span", { textContent: `round ${alarm.round}` }) : null,
+        (alarm.count || 1) > 1 ? element("span", { class: "count", textContent: `${alarm.count} cards` }) : null),
+      element("p", { class: "alarm-text", textContent: alarm.text }),
+      cards.length ? element("p", { class: "alarm-cards", textContent: `Cards: ${cards.join(", ")}` }) : null,
+      hint ? element("p", { class: "hint", textContent: hint }) : null,
+      element("div", { class: "alarm-actions" },
+        ...alarmActions(alarm).map((action) => this.button(table, action, allowed, action.bulk ? "bulk" : action.command))),
+    );
+  }
+
+  button(table, action, allowed, key) {
+    const button = element("button", {
+      type: "button", textContent: action.text, disabled: !allowed,
+      "data-action": key || action.command,
+    });
+    if (action.body && action.body.winner) button.dataset.winner = action.body.winner;
+    button.title = allowed ? "" : "This account may not send commands";
+    button.addEventListener("click", () => this.act(table, action));
+    return button;
+  }
+
+  drawReplies() {
+    if (this.state.replies === this.drawnReplies) return;
+    this.drawnReplies = this.state.replies;
+    const items = [...this.state.replies].reverse().map((reply) => {
+      const outcome = reply.ok === null ? "pending" : reply.ok ? "ok" : "refused";
+      const text = reply.ok === null ? "waiting for the reply…" : reply.ok ? "done" : reply.error;
+      return element("li", {
+        class: "reply", "data-id": reply.id, "data-table": reply.table,
+        "data-command": reply.command, "data-ok": outcome,
+      }, element("b", { textContent: `${reply.table} ${reply.command}: ` }), text);
+    });
+    $("replies").replaceChildren(...items);
+  }
+}
+
+/** Ask in the page's own dialog; resolves true for "Yes". */
+function confirmDialog(text) {
+  const dialog = $("confirm");
+  $("confirm-text").textContent = text;
+  return new Promise((resolve) => {
+    const done = (answer) => {
+      $("confirm-yes").onclick = null;
+      $("confirm-no").onclick = null;
+      dialog.close();
+      resolve(answer);
+    };
+    $("confirm-yes").onclick = () => done(true);
+    $("confirm-no").onclick = () => done(false);
+    dialog.showModal();
+  });
+}
+
+async function main() {
+  const config = await loadConfig();
+  new PitConsole(config).start();
+  document.body.dataset.ready = "true";
+}
+
+main();

@@ -24,7 +24,6 @@ from paho.mqtt.reasoncodes import ReasonCode
 
 from support.daemon import Daemon, Recorder
 from support.mosquitto import Mosquitto, MosquittoFactory
-from support.operator_relay import RELAY_ACL, RELAY_PASSWORD, RELAY_USER, OperatorRelay
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "mosquitto"
 CONTROLLER, OTHER_CONTROLLER = "baccarat-T07", "baccarat-T08"  # tables T07 and T08
@@ -71,16 +70,6 @@ def floor(mosquitto_factory: MosquittoFactory) -> Mosquitto:
     """A mosquitto with the example's configuration, ACL and accounts."""
     return mosquitto_factory(
         users=USERS, acl=EXAMPLES / "acl", tls=True, websockets=True, config=example_config()
-    )
-
-
-@pytest.fixture
-def relayed_floor(mosquitto_factory: MosquittoFactory) -> Mosquitto:
-    """:func:`floor`, plus the account of the operator relay (support/operator_relay.py)."""
-    return mosquitto_factory(
-        users={**USERS, RELAY_USER: RELAY_PASSWORD},
-        acl=(EXAMPLES / "acl").read_text() + RELAY_ACL,
-        tls=True, websockets=True, config=example_config(),
     )
 
 
@@ -362,17 +351,13 @@ def replies(recorder: Recorder, request_id: str) -> list[dict[str, Any]]:
 
 
 async def test_the_daemon_publishes_with_the_examples_account(
-    relayed_floor: Mosquitto, tmp_path: Path
+    floor: Mosquitto, tmp_path: Path
 ) -> None:
-    floor = relayed_floor
     daemon = controller_daemon(tmp_path, floor)
     try:
         async with Recorder(floor, table="T07", username=BOARD, password=USERS[BOARD]) as board:
             await asyncio.to_thread(daemon.start)
-            async with (
-                OperatorRelay(floor, "T07", PIT, USERS[PIT]),
-                login(floor, PIT) as pit,
-            ):
+            async with login(floor, PIT) as pit:
                 await pit.publish(f"baccarat/T07/cmd/shoe/{PIT}", b'{"id": "first"}', qos=1)
                 await board.wait_for(lambda r: len(replies(r, "first")) == 1, WAIT * 2)
     finally:
@@ -384,9 +369,8 @@ async def test_the_daemon_publishes_with_the_examples_account(
 
 
 async def test_nobody_takes_the_controllers_session(
-    relayed_floor: Mosquitto, tmp_path: Path
+    floor: Mosquitto, tmp_path: Path
 ) -> None:
-    floor = relayed_floor
     intruders = (BOARD, OTHER_BOARD, PIT, OTHER_CONTROLLER)
     daemon = controller_daemon(tmp_path, floor)
     try:
@@ -407,10 +391,7 @@ async def test_nobody_takes_the_controllers_session(
             await asyncio.sleep(SETTLE)
             assert controller_connections(floor) == 1, floor.log()  # no reconnection
             assert "offline" not in [body["state"] for body in watcher.bodies("status")]
-            async with (  # the controller still answers
-                OperatorRelay(floor, "T07", PIT, USERS[PIT]),
-                login(floor, PIT) as pit,
-            ):
+            async with login(floor, PIT) as pit:  # the controller still answers
                 await pit.publish(f"baccarat/T07/cmd/shoe/{PIT}", b'{"id": "still"}', qos=1)
                 await watcher.wait_for(lambda r: len(replies(r, "still")) == 1, WAIT * 2)
     finally:

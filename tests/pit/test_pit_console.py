@@ -35,7 +35,6 @@ from boards.chromium_cdp import Chromium, Page
 from boards.web_pages import in_chromium
 from support.daemon import Daemon, Recorder
 from support.mosquitto import Mosquitto, MosquittoFactory
-from support.operator_relay import RELAY_ACL, RELAY_PASSWORD, RELAY_USER, OperatorRelay
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_ACL = (ROOT / "examples" / "mosquitto" / "acl").read_text()
@@ -50,7 +49,7 @@ OPERATOR, OTHER_OPERATOR, READ_ONLY, PIT_SCREEN = "pit-ana", "pit-ben", "board-T
 USERS = {
     **{f"baccarat-{t}": f"{t}-secret" for t in TABLES},
     OPERATOR: "ana-secret", OTHER_OPERATOR: "ben-secret", READ_ONLY: "board-secret",
-    PIT_SCREEN: "screen-secret", RELAY_USER: RELAY_PASSWORD,
+    PIT_SCREEN: "screen-secret",
 }
 RULES = {"open_mode": "explicit"}  # the framed shoe's buttons open the rounds
 WAIT = 30.0  # seconds for the page or a daemon to catch up on a loaded machine
@@ -82,7 +81,7 @@ class Table:
 @pytest.fixture
 def broker(mosquitto_factory: MosquittoFactory) -> Mosquitto:
     return mosquitto_factory(
-        websockets=True, anonymous=False, users=USERS, acl=EXAMPLE_ACL + T09_ACL + RELAY_ACL
+        websockets=True, anonymous=False, users=USERS, acl=EXAMPLE_ACL + T09_ACL
     )
 
 
@@ -168,7 +167,6 @@ async def test_an_operator_settles_three_tables_from_the_console(
     )
     async with (
         tables(tmp_path, broker) as floor,
-        OperatorRelay(broker, "T07", OPERATOR, USERS[OPERATOR]),
         Recorder(broker, table="T07", username=OTHER_OPERATOR, password=USERS[OTHER_OPERATOR])
         as t07,
         PitServer(console, board) as server,
@@ -205,6 +203,10 @@ async def test_an_operator_settles_three_tables_from_the_console(
         # T07: accept all three as burn, one command per card, each reply shown.
         await click(page, ".table-card[data-table=T07] .alarm [data-action=bulk]")
         await page.wait_for(f"{card('T07')}.dataset.alarms === '0'", limit=WAIT)
+        await page.wait_for(  # the replies may come after the alarms are settled
+            "[...document.querySelectorAll('.reply[data-table=T07][data-command=accept_as_burn]')]"
+            ".every((r) => r.dataset.ok !== 'pending')", limit=WAIT,
+        )
         outcomes = await page.evaluate(
             "[...document.querySelectorAll('.reply[data-table=T07][data-command=accept_as_burn]')]"
             ".map((r) => r.dataset.ok)"

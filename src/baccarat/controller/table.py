@@ -157,6 +157,7 @@ class Table:
             table=config.table,
             outbox=self.outbox,
             on_command=self.on_command,
+            on_refusal=self.on_publish_refusal,
         )
         self.engine = Engine(self.profile)
         self.device_tried = asyncio.Event()
@@ -344,6 +345,13 @@ class Table:
         if text is not None:
             with contextlib.suppress(JournalError):  # handle has stopped the table
                 self.handle(DeviceReport("bad_data", text, ts=now()))
+
+    def on_publish_refusal(self, text: str | None) -> None:
+        """The broker refuses the table's messages (``text``) or accepts them again: an alarm."""
+        report = DeviceReport("publish_refused", text, ts=now()) if text is not None else (
+            DeviceReport("publish_accepted", ts=now()))
+        with contextlib.suppress(JournalError):  # handle has stopped the table
+            self.handle(report)
 
     async def on_command(
         self, name: str, body: bytes, response_topic: str | None, retained: bool = False

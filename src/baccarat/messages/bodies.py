@@ -38,6 +38,7 @@ AlarmKind = Literal[
     "bad_data",
     "journal_damaged",
     "restart_in_round",
+    "publish_refused",
 ]
 Correction = Literal["accept_as_burn", "void", "deal", "declare", "burn", "open"]
 ShoePhase = Literal["burning", "ready", "in_round", "closed"]

@@ -24,6 +24,7 @@ ARTICLE: Final[dict[AlarmKind, str]] = {
     "bad_data": "device",
     "journal_damaged": "device",
     "restart_in_round": "device",
+    "publish_refused": "device",
 }
 """The article of the rules (or ``device``) that each kind of alarm cites."""
 
@@ -33,8 +34,10 @@ DEVICE_ALARM: Final[dict[DeviceReportKind, AlarmKind]] = {
     "bad_data": "bad_data",
     "journal": "journal_damaged",
     "restart": "restart_in_round",
+    "publish_refused": "publish_refused",
 }
-"""The alarm a device report raises (``link_up`` clears ``link_down`` instead)."""
+"""The alarm a device report raises (``link_up`` clears ``link_down`` instead, and
+``publish_accepted`` clears ``publish_refused``)."""
 
 HELD_IN_ROUND: Final[list[Correction]] = ["accept_as_burn", "void"]
 """The corrections of a card held aside by a round."""

@@ -104,6 +104,7 @@ class Engine:
         self.recall: deque[RecalledRound] = deque(maxlen=RECALL_ROUNDS)
         self._last_shoe_number = 0
         self._link_alarm: Alarm | None = None
+        self._refusal_alarm: Alarm | None = None
         self._out: list[Message] = []
         self._ts: float | None = None
 
@@ -854,6 +855,9 @@ class Engine:
         self._emit_shoe()
 
     def _on_device(self, inp: DeviceReport) -> None:
+        if inp.kind in ("publish_refused", "publish_accepted"):
+            self._on_publish_report(inp)
+            return
         if inp.kind == "link_up":
             alarm, self._link_alarm = self._link_alarm, None
             if alarm is not None:
@@ -866,6 +870,16 @@ class Engine:
         alarm = self._raise(kind, inp.text or kind.replace("_", " "), [], owner=rnd)
         if inp.kind == "link_down":
             self._link_alarm = alarm
+
+
+    def _on_publish_report(self, inp: DeviceReport) -> None:
+        """The broker refuses the table's messages: one alarm, open until it accepts them."""
+        if inp.kind == "publish_accepted":
+            alarm, self._refusal_alarm = self._refusal_alarm, None
+            if alarm is not None:
+                self._clear(alarm, "publish_accepted", None)
+        elif self._refusal_alarm is None:
+            self._refusal_alarm = self._raise("publish_refused", inp.text or "publish refused", [])
 
 
 def _listed(open_alarms: list[Alarm]) -> str:

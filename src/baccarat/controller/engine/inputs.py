@@ -162,7 +162,10 @@ class EndShoe(Input):
         return "end"
 
 
-DeviceReportKind = Literal["link_down", "link_up", "fault", "bad_data", "journal", "restart"]
+DeviceReportKind = Literal[
+    "link_down", "link_up", "fault", "bad_data", "journal", "restart",
+    "publish_refused", "publish_accepted",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,7 +174,8 @@ class DeviceReport(Input):
 
     The link was lost or is back, the device reported a fault, bytes were not a frame, the
     journal had a damaged tail that was cut off at start, or the daemon restarted while a
-    round was in progress (``restart``).
+    round was in progress (``restart``); the broker refuses the table's messages
+    (``publish_refused``) or accepts them again (``publish_accepted``).
     """
 
     kind: DeviceReportKind

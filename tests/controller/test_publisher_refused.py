@@ -5,11 +5,10 @@ logged (once), raised as an alarm on a topic the account may write, and the mess
 the outbox; once the ACL is fixed and mosquitto reloads it (SIGHUP), everything kept is
 delivered in order.
 
-Expected to fail today: mosquitto answers the refused PUBLISH with PUBACK reason code 0x87
-(MQTT 5), paho hands it to its ``on_publish`` callback, but aiomqtt 2.5.1's callback drops
-it and ``Client.publish`` returns as for a success; no public API of aiomqtt carries it.
-Remove the marker once the publisher sees reason codes (the options: the wt-outbox report
-on issue 10, finding 4).
+It failed with aiomqtt 2.5.1, whose ``on_publish`` callback drops the PUBACK reason code
+(0x87): the publisher now has its own client on paho (``baccarat.controller.mqtt``).
+Messages that were already in flight with the refused one when the refusal came back may
+reach subscribers before it (the broker took them); everything produced later waits.
 """
 
 from __future__ import annotations

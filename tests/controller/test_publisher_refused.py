@@ -24,7 +24,7 @@ import pytest
 from baccarat.controller.config import BrokerConfig
 from baccarat.controller.publisher import Outbox, OutMessage, Publisher
 from support.daemon import Daemon, Recorder
-from support.mosquitto import MosquittoFactory
+from support.mosquitto import Mosquitto, MosquittoFactory
 
 USERS = {"controller": "c-secret", "board": "b-secret", "pit": "p-secret"}
 READERS = "user board\ntopic read baccarat/#\nuser pit\ntopic readwrite baccarat/+/cmd/#\n"
@@ -131,7 +131,7 @@ async def test_messages_behind_a_refused_one_wait_except_alarms_and_it_is_logged
             broker.acl_file.write_text(TABLE_ACL.replace("topic deny baccarat/T9/shoe\n", ""))
             assert broker.pid is not None
             os.kill(broker.pid, signal.SIGHUP)
-            await until(lambda: len(got) >= 103, 30)
+            await until(lambda: len(got) >= 103 and len(outbox) == 0, 30)
         finally:
             publisher.stopping = True
             task.cancel()
@@ -140,3 +140,82 @@ async def test_messages_behind_a_refused_one_wait_except_alarms_and_it_is_logged
     assert got[2:] == [("baccarat/T9/shoe", 2)] + [("baccarat/T9/card", s) for s in range(3, 103)]
     assert reports[-1] is None  # the refusal ended: the table clears its alarm
     assert outbox.acked_seq == 103
+
+
+def table_publisher(broker: Mosquitto, outbox: Outbox, reports: list[str | None]) -> Publisher:
+    return Publisher(
+        BrokerConfig(host=broker.host, port=broker.port, username="controller",
+                     password="c-secret"),
+        topic_base="baccarat/T9", table="T9", outbox=outbox, on_refusal=reports.append,
+    )
+
+
+async def test_a_refused_reply_is_dropped_and_holds_nothing(
+    mosquitto_factory: MosquittoFactory, caplog: pytest.LogCaptureFixture
+) -> None:
+    broker = mosquitto_factory(anonymous=False, users=USERS, acl=TABLE_ACL)
+    outbox = Outbox()
+    reports: list[str | None] = []
+    publisher = table_publisher(broker, outbox, reports)
+    outbox.put(OutMessage("pit/replies", b'{"ok":true}'))  # a response topic it may not write
+    outbox.put(OutMessage("baccarat/T9/card", b"1", seq=1))
+    task = asyncio.create_task(publisher.run())
+    try:
+        async with asyncio.timeout(10):
+            await outbox.wait_empty()
+    finally:
+        publisher.stopping = True
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+    assert outbox.acked_seq == 1
+    assert reports == []  # no alarm: the table's messages pass
+    (line,) = [r.getMessage() for r in caplog.records if "pit/replies" in r.getMessage()]
+    assert "0x87 Not authorized: dropped" in line
+
+
+async def test_after_a_restart_the_first_message_that_passes_ends_the_refusal(
+    mosquitto_factory: MosquittoFactory,
+) -> None:
+    broker = mosquitto_factory(anonymous=False, users=USERS, acl=TABLE_ACL)
+    outbox = Outbox()
+    reports: list[str | None] = []
+    publisher = table_publisher(broker, outbox, reports)
+    publisher.refusal_reported = True  # the journal left the alarm open
+    outbox.put(OutMessage("baccarat/T9/card", b"1", seq=1))
+    task = asyncio.create_task(publisher.run())
+    try:
+        async with asyncio.timeout(10):
+            await outbox.wait_empty()
+    finally:
+        publisher.stopping = True
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+    assert reports == [None]
+
+
+async def test_a_refusal_open_at_a_restart_clears_once_the_broker_accepts(
+    tmp_path: Path, mosquitto_factory: MosquittoFactory
+) -> None:
+    broker = mosquitto_factory(anonymous=False, users=USERS, acl=DENIED)
+    daemon = Daemon(
+        tmp_path, broker, broker_env=broker.env(username="controller", password="c-secret")
+    )
+    try:
+        async with Recorder(broker, username="board", password="b-secret") as board:
+            await asyncio.to_thread(daemon.start)
+            async with broker.client(username="pit", password="p-secret") as pit:
+                await pit.publish("baccarat/T1/cmd/shoe", b"{}", qos=1)
+            await board.wait_for(lambda r: len(r.bodies("alarm")) == 1, 10)
+            assert await asyncio.to_thread(daemon.stop) == 0
+            broker.acl_file.write_text(FIXED)
+            assert broker.pid is not None
+            os.kill(broker.pid, signal.SIGHUP)
+            await asyncio.to_thread(daemon.start)
+            await board.wait_for(lambda r: len(r.bodies("alarm_cleared")) == 1, 15)
+            await board.wait_for(lambda r: len(r.bodies("shoe")) == 1, 10)
+    finally:
+        daemon.close()
+    alarms = {a["id"]: a for a in board.bodies("alarm")}  # sent again after the restart
+    assert [a["kind"] for a in alarms.values()] == ["publish_refused"]
+    assert [c["id"] for c in board.bodies("alarm_cleared")] == list(alarms)
+    assert sorted(board.by_seq()) == list(range(1, max(board.by_seq()) + 1))

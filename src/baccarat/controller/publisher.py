@@ -71,6 +71,8 @@ OUTBOX_LIMIT: Final = 500_000
 """Messages the outbox holds at most (days of broker outage: bench/README.md); past it the
 oldest is dropped and counted. They remain in the journal."""
 
+REFUSALS_REMEMBERED: Final = 64
+"""Refused (topic, reason code) pairs logged once each; past that, each is logged."""
 ALARM_TOPICS: Final = frozenset({"alarm", "alarms"})
 """Topics (under the table's base) of engine messages sent past a refused message."""
 
@@ -251,7 +253,10 @@ class Publisher:
         self.rng = rng or random.Random()
         self.backoff = Backoff(RECONNECT_DELAY_MIN, RECONNECT_DELAY_MAX, RECONNECT_JITTER, self.rng)
         self.refused_entry: Entry | None = None
-        """The message whose refusal is reported, until it passes."""
+        """The refused message that holds the others, until it passes."""
+        self.refusal_reported = False
+        """A refusal was reported through ``on_refusal`` and has not ended (the table sets
+        it after a restart if its journal left a ``publish_refused`` alarm open)."""
         self._refusals_logged: set[tuple[str, int]] = set()
         self._hold: asyncio.Event | None = None  # set when a refused message passes
         self._idle = asyncio.Event()  # nothing in flight
@@ -355,8 +360,8 @@ class Publisher:
             await self._deliver(client, entry)
         except PublishRefusedError as exc:
             window.release()
-            self._refused(exc, entry)
-            if self._hold is None:  # the first refusal: the others are sent again after it
+            kept = self._refused(exc, entry)
+            if kept and self._hold is None:  # the first: the others are sent again after it
                 await self._retry_alone(client, entry)
             return
         window.release()
@@ -381,7 +386,9 @@ class Publisher:
                 self._idle.set()
         self.outbox.ack(entry)
         self.counters.published += 1
-        if entry is self.refused_entry:
+        if self.refusal_reported and message.seq is not None and self.refused_entry in (
+            None, entry,
+        ):
             self._passed()
 
     async def _retry_alone(self, client: MqttClient, entry: Entry) -> None:
@@ -421,25 +428,40 @@ class Publisher:
         base, _, name = message.topic.rpartition("/")
         return message.seq is None or (base == self.topic_base and name in ALARM_TOPICS)
 
-    def _refused(self, exc: PublishRefusedError, entry: Entry) -> None:
-        """Count a refusal; log it once per topic and code; report the first one."""
+    def _refused(self, exc: PublishRefusedError, entry: Entry) -> bool:
+        """Count a refusal, log it once per topic and code; whether the message is kept.
+
+        An engine message is kept and the first refusal reported. A status or a reply is
+        dropped: it is nobody's record, and a reply to a response topic the table may not
+        write must not hold the table's messages.
+        """
         self.counters.refused += 1
+        kept = entry.message.seq is not None
         key = (exc.topic, exc.code)
         if key not in self._refusals_logged:
-            self._refusals_logged.add(key)
-            log.error("%s: the message is kept and sent again until it passes", exc)
+            if len(self._refusals_logged) < REFUSALS_REMEMBERED:
+                self._refusals_logged.add(key)
+            fate = "the message is kept and sent again until it passes" if kept else "dropped"
+            log.error("%s: %s", exc, fate)
+        if not kept:
+            self.outbox.ack(entry)  # done with: it leaves the outbox
+            return False
         if self.refused_entry is None:
             self.refused_entry = entry
+        if not self.refusal_reported:
+            self.refusal_reported = True
             if self.on_refusal is not None:
                 self.on_refusal(f"the broker refuses to publish on {exc.topic} "
                                 f"(reason code 0x{exc.code:02X}): messages are kept")
+        return True
 
     def _passed(self) -> None:
-        """The refused message passed: say so once, and end the report."""
+        """The refused message passed (or, after a restart, the first one): end the report."""
         if self.refused_entry is not None:
             topic = self.refused_entry.message.topic
             log.warning("the broker accepts %s again: publishing resumes", topic)
         self.refused_entry = None
+        self.refusal_reported = False
         self._refusals_logged.clear()
         if self.on_refusal is not None:
             self.on_refusal(None)

@@ -195,6 +195,7 @@ class Table:
             regenerated += [m for m in messages if m.seq > cursor]
         for message in regenerated:
             self._queue(message)
+        self.publisher.refusal_reported = self.engine.publish_refused  # cleared as one passes
         for problem in report.problems:
             self.handle(DeviceReport("journal", str(problem), ts=now()))
         for gap in gaps(regenerated, cursor, older.reasons):

@@ -872,6 +872,11 @@ class Engine:
             self._link_alarm = alarm
 
 
+    @property
+    def publish_refused(self) -> bool:
+        """A ``publish_refused`` alarm is open (the broker refused the table's messages)."""
+        return self._refusal_alarm is not None
+
     def _on_publish_report(self, inp: DeviceReport) -> None:
         """The broker refuses the table's messages: one alarm, open until it accepts them."""
         if inp.kind == "publish_accepted":

@@ -22,7 +22,10 @@ from pathlib import Path
 import pytest
 
 from baccarat.controller.config import BrokerConfig
+from baccarat.controller.engine.engine import Engine
+from baccarat.controller.engine.inputs import parse_input
 from baccarat.controller.publisher import Outbox, OutMessage, Publisher
+from baccarat.rules.profiles import load_profile
 from support.daemon import Daemon, Recorder
 from support.mosquitto import Mosquitto, MosquittoFactory
 
@@ -219,3 +222,18 @@ async def test_a_refusal_open_at_a_restart_clears_once_the_broker_accepts(
     assert [a["kind"] for a in alarms.values()] == ["publish_refused"]
     assert [c["id"] for c in board.bodies("alarm_cleared")] == list(alarms)
     assert sorted(board.by_seq()) == list(range(1, max(board.by_seq()) + 1))
+
+
+def test_the_engine_keeps_one_publish_refused_alarm_until_publishing_works() -> None:
+    engine = Engine(load_profile("macau", burn="none"))
+    engine.feed(parse_input("shoe"))
+    raised = engine.feed(parse_input("device publish_refused on baccarat/T1/shoe")).messages
+    assert [(m.type, m.kind, m.text) for m in raised] == [  # type: ignore[attr-defined]
+        ("alarm", "publish_refused", "on baccarat/T1/shoe")
+    ]
+    assert engine.publish_refused
+    assert engine.feed(parse_input("device publish_refused again")).messages == []
+    cleared = engine.feed(parse_input("device publish_accepted")).messages
+    assert [(m.type, m.by) for m in cleared] == [("alarm_cleared", "publish_accepted")]  # type: ignore[attr-defined]
+    assert not engine.publish_refused
+    assert engine.feed(parse_input("device publish_accepted")).messages == []

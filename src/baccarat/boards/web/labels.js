@@ -95,6 +95,7 @@ export const ALARM_KINDS = {
   bad_data: ["Bad data from the shoe", "牌靴資料錯誤", "牌靴数据错误"],
   journal_damaged: ["Journal damaged", "記錄損壞", "记录损坏"],
   restart_in_round: ["Controller restarted mid-round", "局中控制器重啟", "局中控制器重启"],
+  publish_refused: ["Broker refuses messages", "代理伺服器拒收訊息", "代理服务器拒收消息"],
 };
 
 // The page's language modes: which of the three texts show. `both` is the default; `zh`

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import itertools
 import json
 import logging
 import random
@@ -120,6 +121,8 @@ class Outbox:
         """Messages dropped, oldest first, because the outbox was full."""
         self.acked_seq: int | None = None
         """The ``seq`` of the newest message the broker has, all before it included."""
+        self.puts = 0
+        """Messages put so far (:meth:`newest` takes the ones since a count)."""
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -137,6 +140,7 @@ class Outbox:
             if self.dropped == 1 or self.dropped % 1000 == 0:
                 log.error("outbox full: %d oldest message(s) dropped (see journal)", self.dropped)
         self._entries.append(Entry(message))
+        self.puts += 1
         self._empty.clear()
         self._unsent.set()
 
@@ -155,9 +159,11 @@ class Outbox:
             if not entry.acked:
                 return entry
 
-    def unacked(self) -> list[Entry]:
-        """The messages the broker has not acknowledged, oldest first (a copy)."""
-        return [entry for entry in self._entries if not entry.acked]
+    def newest(self, count: int) -> list[Entry]:
+        """The ``count`` newest entries (all, if fewer), oldest first; O(count)."""
+        newest = list(itertools.islice(reversed(self._entries), count))
+        newest.reverse()
+        return newest
 
     async def wait_empty(self) -> None:
         """Until the broker has acknowledged everything."""
@@ -259,6 +265,7 @@ class Publisher:
         it after a restart if its journal left a ``publish_refused`` alarm open)."""
         self._refusals_logged: set[tuple[str, int]] = set()
         self._hold: asyncio.Event | None = None  # set when a refused message passes
+        self._scanned = 0  # Outbox.puts when _send_urgent last looked
         self._idle = asyncio.Event()  # nothing in flight
         self._idle.set()
 
@@ -399,6 +406,7 @@ class Publisher:
         already acknowledged are skipped).
         """
         hold = self._hold = asyncio.Event()
+        self._scanned = self.outbox.puts - len(self.outbox)  # all that waits behind it
         backoff = Backoff(RECONNECT_DELAY_MIN, RECONNECT_DELAY_MAX, RECONNECT_JITTER, self.rng)
         await self._idle.wait()  # the messages in flight have their answers
         while True:
@@ -415,9 +423,15 @@ class Publisher:
         hold.set()
 
     async def _send_urgent(self, client: MqttClient, refused: Entry) -> None:
-        """Send the alarms, status and replies waiting behind a refused message, in order."""
-        for entry in self.outbox.unacked():
-            if entry is not refused and self._passes_refusals(entry.message):
+        """Send the alarms, status and replies queued since the last call, in order.
+
+        Each message is looked at once in a hold (a long outbox is not scanned again at
+        every retry); an alarm refused too waits with the others.
+        """
+        fresh = self.outbox.puts - self._scanned
+        self._scanned = self.outbox.puts
+        for entry in self.outbox.newest(fresh):
+            if entry is not refused and not entry.acked and self._passes_refusals(entry.message):
                 try:
                     await self._deliver(client, entry)
                 except PublishRefusedError as exc:

@@ -308,9 +308,7 @@ class MqttClient:
         self, client: paho.Client, userdata: Any, flags: Any, reason: ReasonCode,
         properties: Any,
     ) -> None:
-        if self._closing:
-            self._closed.set()
-        self._lose(MqttError(f"connection lost: {reason}"))
+        self._lose(MqttError(f"connection lost: {reason}"))  # a deliberate close too
 
     def _on_publish(
         self, client: paho.Client, userdata: Any, mid: int, reason: ReasonCode,

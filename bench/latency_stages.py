@@ -10,7 +10,7 @@ time (``time.perf_counter``, the same clock in every process here) as each card 
     journaled    its record is written and fdatasync'd (``Journal.append`` returns)
     fed          the engine has produced the card's messages
     queued       the card message is in the outbox
-    publish      aiomqtt's ``publish`` is called for it
+    publish      the publisher's MQTT client's ``publish`` is called for it
     paho         paho-mqtt's ``publish`` is called for it
     sent         its bytes are on the broker's socket
     received     a subscriber has it (this process)
@@ -67,10 +67,9 @@ def readable(*_):
     current = {"readable": clock()}
     cards.append(current)
 
-import aiomqtt
 import paho.mqtt.client as paho
 import serial_asyncio_fast
-from baccarat.controller import publisher, table
+from baccarat.controller import mqtt, publisher, table
 from baccarat.controller.engine import engine
 from baccarat.controller.journal import writer
 wrap(serial_asyncio_fast.SerialTransport, "_read_ready", before=readable)
@@ -79,7 +78,7 @@ wrap(writer.Journal, "append", after=lambda *_: mark("journaled"))
 wrap(engine.Engine, "feed", after=lambda *_: mark("fed"))
 wrap(publisher.Outbox, "put",
      after=lambda box, m: mark("queued") if m.topic.endswith("/card") else None)
-wrap(aiomqtt.Client, "publish",
+wrap(mqtt.MqttClient, "publish",
      before=lambda c, topic, *_: mark("publish") if topic.endswith("/card") else None)
 wrap(paho.Client, "publish",
      before=lambda c, topic, *_: mark("paho") if topic.endswith("/card") else None)

@@ -97,7 +97,7 @@ class MessageTally:
             self.void_rounds += 1
         elif isinstance(message, AlarmMessage):
             self.alarms[message.kind] += 1
-            if message.corrections or message.kind == "link_down":
+            if message.lasting:  # open until settled or its device recovers
                 self.open_alarms[message.id] = message.kind
         elif isinstance(message, AlarmClearedMessage):
             self.open_alarms.pop(message.id, None)

@@ -8,9 +8,18 @@ twice; it drops the second by its ``seq``.
 
 One sender task takes the outbox in order and keeps up to :data:`MAX_INFLIGHT` publishes
 in flight, each ``await client.publish(...)`` in a task of its own; a message is
-acknowledged when its publish returns. aiomqtt hands a publish to the connection in the
-first step of its task, so they leave in the order the tasks were made: outbox order
-(tests/controller/test_publisher_outbox.py checks it).
+acknowledged when its publish returns. The client (:mod:`~baccarat.controller.mqtt`)
+hands a publish to the connection in the first step of its task, so they leave in the
+order the tasks were made: outbox order (tests/controller/test_publisher_outbox.py).
+
+A message the broker refuses (an MQTT 5 PUBACK reason code >= 0x80, such as 0x87 Not
+authorized by the ACL) is kept: the window stops, the refused message is sent again alone
+with the backoff, and the engine's messages behind it wait, except alarms, which go on so
+that the refusal is seen (as do status and command replies, which are not the engine's).
+Once it passes, the rest follows in order. The refusal is logged once (again when another
+topic or reason code is refused) and reported through ``on_refusal`` (the table raises a
+``publish_refused`` alarm, cleared when it passes).
+Under MQTT 3.1.1 a broker cannot refuse a publish: it drops it and acknowledges it.
 
 The connection speaks MQTT 5 (3.1.1 if ``broker.mqtt_version`` says so) and carries a last
 will (``status`` = offline, retained); ``status`` = online is published, retained, on every
@@ -24,11 +33,10 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import itertools
 import json
 import logging
-import math
 import random
-import socket
 import ssl
 import time
 from collections import deque
@@ -36,11 +44,16 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Final
 
-import aiomqtt
-
 from baccarat import __version__
 from baccarat.backoff import Backoff
 from baccarat.controller.config import BrokerConfig
+from baccarat.controller.mqtt import (
+    MqttClient,
+    MqttError,
+    PublishRefusedError,
+    RefusedError,
+    Will,
+)
 
 log = logging.getLogger(__name__)
 
@@ -59,12 +72,17 @@ OUTBOX_LIMIT: Final = 500_000
 """Messages the outbox holds at most (days of broker outage: bench/README.md); past it the
 oldest is dropped and counted. They remain in the journal."""
 
-MQTT_VERSIONS: Final = {"5": aiomqtt.ProtocolVersion.V5, "3.1.1": aiomqtt.ProtocolVersion.V311}
-"""The protocol of each ``broker.mqtt_version``."""
+REFUSALS_REMEMBERED: Final = 64
+"""Refused (topic, reason code) pairs logged once each; past that, each is logged."""
+ALARM_TOPICS: Final = frozenset({"alarm", "alarms"})
+"""Topics (under the table's base) of engine messages sent past a refused message."""
 
 CommandHandler = Callable[[str, bytes, str | None, bool], Awaitable[None]]
 """Called with the command's name, its body, the MQTT 5 response topic (or None) and
 whether the broker sent it as a retained message."""
+
+RefusalHandler = Callable[[str | None], None]
+"""Called with what the broker refuses when a refusal starts, and ``None`` when it ends."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +121,8 @@ class Outbox:
         """Messages dropped, oldest first, because the outbox was full."""
         self.acked_seq: int | None = None
         """The ``seq`` of the newest message the broker has, all before it included."""
+        self.puts = 0
+        """Messages put so far (:meth:`newest` takes the ones since a count)."""
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -120,17 +140,30 @@ class Outbox:
             if self.dropped == 1 or self.dropped % 1000 == 0:
                 log.error("outbox full: %d oldest message(s) dropped (see journal)", self.dropped)
         self._entries.append(Entry(message))
+        self.puts += 1
         self._empty.clear()
         self._unsent.set()
 
     async def next_unsent(self) -> Entry:
-        """The oldest message not yet handed to the connection (waits for one); marks it sent."""
-        while self._sent >= len(self._entries):
-            self._unsent.clear()
-            await self._unsent.wait()
-        entry = self._entries[self._sent]
-        self._sent += 1
-        return entry
+        """The oldest message not yet handed to the connection (waits for one); marks it sent.
+
+        Messages the broker acknowledged out of order (alarms past a refused message) are
+        skipped.
+        """
+        while True:
+            while self._sent >= len(self._entries):
+                self._unsent.clear()
+                await self._unsent.wait()
+            entry = self._entries[self._sent]
+            self._sent += 1
+            if not entry.acked:
+                return entry
+
+    def newest(self, count: int) -> list[Entry]:
+        """The ``count`` newest entries (all, if fewer), oldest first; O(count)."""
+        newest = list(itertools.islice(reversed(self._entries), count))
+        newest.reverse()
+        return newest
 
     async def wait_empty(self) -> None:
         """Until the broker has acknowledged everything."""
@@ -172,6 +205,8 @@ class PublisherCounters:
     connects: int = 0
     failures: int = 0
     commands: int = 0
+    refused: int = 0
+    """Publishes the broker refused (each attempt counts)."""
     last_error: str = ""
     since: dict[str, float] = field(default_factory=dict)
 
@@ -200,6 +235,7 @@ class Publisher:
         table: str,
         outbox: Outbox,
         on_command: CommandHandler | None = None,
+        on_refusal: RefusalHandler | None = None,
         rng: random.Random | None = None,
     ) -> None:
         self.broker = broker
@@ -207,6 +243,7 @@ class Publisher:
         self.table = table
         self.outbox = outbox
         self.on_command = on_command
+        self.on_refusal = on_refusal
         self.state = PublisherState.CONNECTING
         self.counters = PublisherCounters()
         self.first_attempt = asyncio.Event()
@@ -219,9 +256,18 @@ class Publisher:
         cancellation can meet in the session's task group, which then raises the
         connection's error instead of ``CancelledError``; this flag keeps the
         reconnection loop from swallowing the shutdown."""
-        self.backoff = Backoff(
-            RECONNECT_DELAY_MIN, RECONNECT_DELAY_MAX, RECONNECT_JITTER, rng or random.Random()
-        )
+        self.rng = rng or random.Random()
+        self.backoff = Backoff(RECONNECT_DELAY_MIN, RECONNECT_DELAY_MAX, RECONNECT_JITTER, self.rng)
+        self.refused_entry: Entry | None = None
+        """The refused message that holds the others, until it passes."""
+        self.refusal_reported = False
+        """A refusal was reported through ``on_refusal`` and has not ended (the table sets
+        it after a restart if its journal left a ``publish_refused`` alarm open)."""
+        self._refusals_logged: set[tuple[str, int]] = set()
+        self._hold: asyncio.Event | None = None  # set when a refused message passes
+        self._scanned = 0  # Outbox.puts when _send_urgent last looked
+        self._idle = asyncio.Event()  # nothing in flight
+        self._idle.set()
 
     @property
     def status_topic(self) -> str:
@@ -234,7 +280,7 @@ class Publisher:
             self.state = PublisherState.CONNECTING
             try:
                 await self._session()
-            except (aiomqtt.MqttError, OSError, ExceptionGroup) as exc:
+            except (MqttError, OSError, ExceptionGroup) as exc:
                 self._failed(exc)
                 if self.stopping:  # the daemon is stopping: do not reconnect
                     raise asyncio.CancelledError from exc
@@ -254,29 +300,22 @@ class Publisher:
         else:
             log.debug("broker still unreachable (%d): %s", self.backoff.failures, text)
 
-    def _client(self) -> aiomqtt.Client:
+    def _client(self) -> MqttClient:
         broker = self.broker
-        will = aiomqtt.Will(
-            self.status_topic, status_payload("offline", self.table), qos=QOS, retain=True
-        )
-        client = aiomqtt.Client(
+        will = Will(self.status_topic, status_payload("offline", self.table), QOS, retain=True)
+        return MqttClient(
             broker.host,
             broker.port,
-            username=broker.username,
-            password=broker.resolved_password(),
-            identifier=broker.client_id or f"baccarat-{self.table}",
-            protocol=MQTT_VERSIONS[broker.mqtt_version],
+            client_id=broker.client_id or f"baccarat-{self.table}",
+            version=broker.mqtt_version,
             keepalive=broker.keepalive,
             will=will,
+            username=broker.username,
+            password=broker.resolved_password(),
             tls_context=_tls_context(broker) if broker.tls else None,
-            timeout=PUBLISH_TIMEOUT,
-            max_inflight_messages=MAX_INFLIGHT,
-            # A card must not wait for the broker's delayed ACK of the previous large
-            # body (Nagle's algorithm): see bench/README.md.
-            socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
+            max_inflight=MAX_INFLIGHT,
+            connect_timeout=PUBLISH_TIMEOUT,
         )
-        client.pending_calls_threshold = MAX_INFLIGHT + 16  # the window bounds them
-        return client
 
     async def _session(self) -> None:
         async with self._client() as client:
@@ -285,12 +324,12 @@ class Publisher:
             self.counters.connects += 1
             self.counters.since["connected"] = time.time()
             if self.status_on_connect is not None:
-                await client.publish(
-                    self.status_topic, self.status_on_connect, qos=QOS, retain=True
-                )
+                await self._publish_status(client, self.status_on_connect)
             if self.on_command is not None:
-                await client.subscribe(f"{self.topic_base}/cmd/+", qos=QOS)
-                await client.subscribe(f"{self.topic_base}/cmd/+/+", qos=QOS)
+                await self._subscribe(client, f"{self.topic_base}/cmd/+")
+                await self._subscribe(client, f"{self.topic_base}/cmd/+/+")
+            self._hold = None
+            self._idle.set()
             self.outbox.rewind()
             self.connected.set()
             self.first_attempt.set()
@@ -299,44 +338,157 @@ class Publisher:
                 group.create_task(self._send(client, group), name="mqtt-send")
                 group.create_task(self._receive(client), name="mqtt-receive")
 
-    async def _send(self, client: aiomqtt.Client, group: asyncio.TaskGroup) -> None:
+    async def _publish_status(self, client: MqttClient, status: bytes) -> None:
+        try:
+            await client.publish(self.status_topic, status, qos=QOS, retain=True)
+        except RefusedError as exc:  # the table goes on; the boards cannot see it online
+            log.error("%s: the table's status cannot be published", exc)  # noqa: TRY400
+
+    async def _subscribe(self, client: MqttClient, topic: str) -> None:
+        try:
+            await client.subscribe(topic, qos=QOS)
+        except RefusedError as exc:  # the table goes on publishing; commands cannot come
+            log.error("%s: operator commands cannot arrive", exc)  # noqa: TRY400
+
+    async def _send(self, client: MqttClient, group: asyncio.TaskGroup) -> None:
         """Publish the outbox in order, at most MAX_INFLIGHT unacknowledged at a time."""
         window = asyncio.Semaphore(MAX_INFLIGHT)
         while True:
             await window.acquire()
             entry = await self.outbox.next_unsent()
+            if self._hold is not None:  # a refused message holds the window
+                window.release()
+                await self._hold.wait()  # it rewound the outbox: this entry comes again
+                continue
             group.create_task(self._publish(client, entry, window), name="mqtt-publish")
 
-    async def _publish(
-        self, client: aiomqtt.Client, entry: Entry, window: asyncio.Semaphore
-    ) -> None:
-        """One message, until the broker acknowledges it; ``MqttError`` if it does not."""
-        message = entry.message
-        self.counters.in_flight += 1
+    async def _publish(self, client: MqttClient, entry: Entry, window: asyncio.Semaphore) -> None:
+        """One message in the window; a refused one holds the window until it passes."""
         try:
-            async with asyncio.timeout(PUBLISH_TIMEOUT):
-                await client.publish(
-                    message.topic, message.payload, qos=QOS, retain=message.retain,
-                    timeout=math.inf,
-                )
-        except TimeoutError:
-            raise aiomqtt.MqttError(f"no PUBACK within {PUBLISH_TIMEOUT:.0f} s") from None
-        finally:
-            self.counters.in_flight -= 1
-        self.outbox.ack(entry)
-        self.counters.published += 1
+            await self._deliver(client, entry)
+        except PublishRefusedError as exc:
+            window.release()
+            kept = self._refused(exc, entry)
+            if kept and self._hold is None:  # the first: the others are sent again after it
+                await self._retry_alone(client, entry)
+            return
         window.release()
 
-    async def _receive(self, client: aiomqtt.Client) -> None:
+    async def _deliver(self, client: MqttClient, entry: Entry) -> None:
+        """Send one message and wait for its PUBACK; acknowledge it in the outbox.
+
+        Raises :class:`PublishRefusedError` if the broker refused it, ``MqttError`` if it
+        did not answer in time or the connection was lost.
+        """
+        message = entry.message
+        self.counters.in_flight += 1
+        self._idle.clear()
+        try:
+            async with asyncio.timeout(PUBLISH_TIMEOUT):
+                await client.publish(message.topic, message.payload, qos=QOS, retain=message.retain)
+        except TimeoutError:
+            raise MqttError(f"no PUBACK within {PUBLISH_TIMEOUT:.0f} s") from None
+        finally:
+            self.counters.in_flight -= 1
+            if self.counters.in_flight == 0:
+                self._idle.set()
+        self.outbox.ack(entry)
+        self.counters.published += 1
+        if self.refusal_reported and message.seq is not None and self.refused_entry in (
+            None, entry,
+        ):
+            self._passed()
+
+    async def _retry_alone(self, client: MqttClient, entry: Entry) -> None:
+        """Hold the window; send the refused message alone, with the backoff, until it passes.
+
+        Alarms, status and replies behind it are sent meanwhile (:meth:`_passes_refusals`).
+        Then the outbox is rewound so that the messages behind it follow in order (those
+        already acknowledged are skipped).
+        """
+        hold = self._hold = asyncio.Event()
+        self._scanned = self.outbox.puts - len(self.outbox)  # all that waits behind it
+        backoff = Backoff(RECONNECT_DELAY_MIN, RECONNECT_DELAY_MAX, RECONNECT_JITTER, self.rng)
+        await self._idle.wait()  # the messages in flight have their answers
+        while True:
+            await self._send_urgent(client, entry)
+            await asyncio.sleep(backoff.next_delay())
+            try:
+                await self._deliver(client, entry)
+            except PublishRefusedError as exc:
+                self._refused(exc, entry)
+                continue
+            break
+        self._hold = None
+        self.outbox.rewind()
+        hold.set()
+
+    async def _send_urgent(self, client: MqttClient, refused: Entry) -> None:
+        """Send the alarms, status and replies queued since the last call, in order.
+
+        Each message is looked at once in a hold (a long outbox is not scanned again at
+        every retry); an alarm refused too waits with the others.
+        """
+        fresh = self.outbox.puts - self._scanned
+        self._scanned = self.outbox.puts
+        for entry in self.outbox.newest(fresh):
+            if entry is not refused and not entry.acked and self._passes_refusals(entry.message):
+                try:
+                    await self._deliver(client, entry)
+                except PublishRefusedError as exc:
+                    self._refused(exc, entry)
+
+    def _passes_refusals(self, message: OutMessage) -> bool:
+        """Alarms, and messages that are not the engine's (no ``seq``: status, replies)."""
+        base, _, name = message.topic.rpartition("/")
+        return message.seq is None or (base == self.topic_base and name in ALARM_TOPICS)
+
+    def _refused(self, exc: PublishRefusedError, entry: Entry) -> bool:
+        """Count a refusal, log it once per topic and code; whether the message is kept.
+
+        An engine message is kept and the first refusal reported. A status or a reply is
+        dropped: it is nobody's record, and a reply to a response topic the table may not
+        write must not hold the table's messages.
+        """
+        self.counters.refused += 1
+        kept = entry.message.seq is not None
+        key = (exc.topic, exc.code)
+        if key not in self._refusals_logged:
+            if len(self._refusals_logged) < REFUSALS_REMEMBERED:
+                self._refusals_logged.add(key)
+            fate = "the message is kept and sent again until it passes" if kept else "dropped"
+            log.error("%s: %s", exc, fate)
+        if not kept:
+            self.outbox.ack(entry)  # done with: it leaves the outbox
+            return False
+        if self.refused_entry is None:
+            self.refused_entry = entry
+        if not self.refusal_reported:
+            self.refusal_reported = True
+            if self.on_refusal is not None:
+                self.on_refusal(f"the broker refuses to publish on {exc.topic} "
+                                f"(reason code 0x{exc.code:02X}): messages are kept")
+        return True
+
+    def _passed(self) -> None:
+        """The refused message passed (or, after a restart, the first one): end the report."""
+        if self.refused_entry is not None:
+            topic = self.refused_entry.message.topic
+            log.warning("the broker accepts %s again: publishing resumes", topic)
+        self.refused_entry = None
+        self.refusal_reported = False
+        self._refusals_logged.clear()
+        if self.on_refusal is not None:
+            self.on_refusal(None)
+
+    async def _receive(self, client: MqttClient) -> None:
         """Hand each command to the callback; ``MqttError`` when the connection is lost."""
-        async for message in client.messages:
-            name = str(message.topic).removeprefix(f"{self.topic_base}/cmd/")
-            payload = message.payload
-            body = payload if isinstance(payload, bytes) else str(payload or "").encode()
-            response = getattr(message.properties, "ResponseTopic", None)
+        async for message in client.messages():
+            name = message.topic.removeprefix(f"{self.topic_base}/cmd/")
             self.counters.commands += 1
             if self.on_command is not None:
-                await self.on_command(name, body, response, message.retain)
+                await self.on_command(name, message.payload, message.response_topic,
+                                      message.retain)
 
 
 def _forget_cancel_requests() -> None:

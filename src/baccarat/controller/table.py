@@ -166,6 +166,7 @@ class Table:
             table=config.table,
             outbox=self.outbox,
             on_command=self.on_command,
+            on_refusal=self.on_publish_refusal,
         )
         self.engine = Engine(self.profile)
         self.device_tried = asyncio.Event()
@@ -210,6 +211,7 @@ class Table:
             self._queue(listed, republished=True)  # broker that lost its retained messages
         for message in regenerated:
             self._queue(message)
+        self.publisher.refusal_reported = self.engine.publish_refused  # cleared as one passes
         for problem in report.problems:
             self.handle(DeviceReport("journal", str(problem), ts=self.now()))
         for gap in gaps(regenerated, cursor, older.reasons):
@@ -377,6 +379,16 @@ class Table:
         if text is not None:
             with contextlib.suppress(JournalError):  # handle has stopped the table
                 self.handle(DeviceReport("bad_data", text, ts=self.now()))
+
+    def on_publish_refusal(self, text: str | None) -> None:
+        """The broker refuses the table's messages (``text``) or accepts them again: an alarm."""
+        ts = self.now()
+        report = (
+            DeviceReport("publish_refused", text, ts=ts) if text is not None
+            else DeviceReport("publish_accepted", ts=ts)
+        )
+        with contextlib.suppress(JournalError):  # handle has stopped the table
+            self.handle(report)
 
     async def on_command(
         self, name: str, body: bytes, response_topic: str | None, retained: bool = False

@@ -40,6 +40,7 @@ AlarmKind = Literal[
     "restart_in_round",
     "clock_behind",
     "sequence_gap",
+    "publish_refused",
 ]
 Correction = Literal["accept_as_burn", "void", "deal", "declare", "burn", "open"]
 ShoePhase = Literal["burning", "ready", "in_round", "closed"]

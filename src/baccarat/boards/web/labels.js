@@ -99,6 +99,7 @@ export const ALARM_KINDS = {
   restart_in_round: ["Controller restarted mid-round", "局中控制器重啟", "局中控制器重启"],
   clock_behind: ["Clock set back", "時鐘倒退", "时钟倒退"],
   sequence_gap: ["Shoe frames lost", "牌靴訊框遺失", "牌靴帧丢失"],
+  publish_refused: ["Broker refuses messages", "代理伺服器拒收訊息", "代理服务器拒收消息"],
 };
 
 // The page's language modes: which of the three texts show. `both` is the default; `zh`

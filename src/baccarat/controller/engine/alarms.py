@@ -26,6 +26,7 @@ ARTICLE: Final[dict[AlarmKind, str]] = {
     "restart_in_round": "device",
     "clock_behind": "device",
     "sequence_gap": "device",
+    "publish_refused": "device",
 }
 """The article of the rules (or ``device``) that each kind of alarm cites."""
 
@@ -37,10 +38,12 @@ DEVICE_ALARM: Final[dict[DeviceReportKind, AlarmKind]] = {
     "restart": "restart_in_round",
     "clock": "clock_behind",
     "sequence_gap": "sequence_gap",
+    "publish_refused": "publish_refused",
 }
-"""The alarm a device report raises (``link_up`` clears ``link_down`` instead)."""
+"""The alarm a device report raises (``link_up`` clears ``link_down`` instead, and
+``publish_accepted`` clears ``publish_refused``)."""
 
-LASTING: Final[frozenset[AlarmKind]] = frozenset({"link_down"})
+LASTING: Final[frozenset[AlarmKind]] = frozenset({"link_down", "publish_refused"})
 """Alarms with no correction that stay open until their device recovers (``link_up``).
 
 They and every alarm with corrections (open until settled) are the open alarms of the

@@ -111,6 +111,7 @@ class Engine:
         self._link_alarm: Alarm | None = None
         self._open_alarms: dict[int, Alarm] = {}
         """Every open alarm by id, oldest first: what the retained ``alarms`` lists."""
+        self._refusal_alarm: Alarm | None = None
         self._out: list[Message] = []
         self._ts: float | None = None
         self._origin: str | None = None
@@ -983,6 +984,9 @@ class Engine:
         self._emit_shoe()
 
     def _on_device(self, inp: DeviceReport) -> None:
+        if inp.kind in ("publish_refused", "publish_accepted"):
+            self._on_publish_report(inp)
+            return
         if inp.kind == "link_up":
             alarm, self._link_alarm = self._link_alarm, None
             if alarm is not None:
@@ -995,6 +999,21 @@ class Engine:
         alarm = self._raise(kind, inp.text or kind.replace("_", " "), [], owner=rnd)
         if inp.kind == "link_down":
             self._link_alarm = alarm
+
+
+    @property
+    def publish_refused(self) -> bool:
+        """A ``publish_refused`` alarm is open (the broker refused the table's messages)."""
+        return self._refusal_alarm is not None
+
+    def _on_publish_report(self, inp: DeviceReport) -> None:
+        """The broker refuses the table's messages: one alarm, open until it accepts them."""
+        if inp.kind == "publish_accepted":
+            alarm, self._refusal_alarm = self._refusal_alarm, None
+            if alarm is not None:
+                self._clear(alarm, "publish_accepted", None)
+        elif self._refusal_alarm is None:
+            self._refusal_alarm = self._raise("publish_refused", inp.text or "publish refused", [])
 
 
 def _listed(open_alarms: list[Alarm]) -> str:

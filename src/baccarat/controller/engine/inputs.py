@@ -171,7 +171,8 @@ class EndShoe(Input):
 
 
 DeviceReportKind = Literal[
-    "link_down", "link_up", "fault", "bad_data", "journal", "restart", "clock", "sequence_gap"
+    "link_down", "link_up", "fault", "bad_data", "journal", "restart", "clock", "sequence_gap",
+    "publish_refused", "publish_accepted",
 ]
 
 
@@ -181,7 +182,8 @@ class DeviceReport(Input):
 
     The link was lost or is back, the device reported a fault, bytes were not a frame, the
     journal had a damaged tail that was cut off at start, or the daemon restarted while a
-    round was in progress (``restart``).
+    round was in progress (``restart``); the broker refuses the table's messages
+    (``publish_refused``) or accepts them again (``publish_accepted``).
     """
 
     kind: DeviceReportKind

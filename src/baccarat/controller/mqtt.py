@@ -1,0 +1,386 @@
+"""The publisher's MQTT client: paho's public API, driven by the asyncio event loop.
+
+paho documents how to run its client from an outside event loop: it says when its socket
+opens and closes and when it has bytes to write (``on_socket_*`` callbacks), and the loop
+calls ``loop_read()`` when the socket is readable, ``loop_write()`` when it is writable
+and ``loop_misc()`` (keepalive) every second. This module does that with
+``add_reader``/``add_writer``, so every packet is read and written on the event loop.
+Only paho's ``connect()``, which blocks in DNS, TCP and TLS, runs in a worker thread;
+the socket is attached to the loop once it returns.
+
+What it adds to paho: :meth:`MqttClient.publish` returns when the broker acknowledged
+the message (QoS 1), and raises :class:`PublishRefusedError` with the PUBACK's reason code
+when the broker refused it (MQTT 5; under 3.1.1 a broker cannot say so); a lost
+connection is an :class:`MqttError` raised from every pending call and from the
+:meth:`MqttClient.messages` iterator.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+import ssl
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Final, Literal
+
+import paho.mqtt.client as paho
+from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode, MQTTProtocolVersion
+from paho.mqtt.reasoncodes import ReasonCode
+
+log = logging.getLogger(__name__)
+
+MqttVersion = Literal["5", "3.1.1"]
+PROTOCOLS: Final[dict[MqttVersion, MQTTProtocolVersion]] = {
+    "5": MQTTProtocolVersion.MQTTv5,
+    "3.1.1": MQTTProtocolVersion.MQTTv311,
+}
+MISC_INTERVAL: Final = 1.0
+"""Seconds between calls of paho's ``loop_misc`` (keepalive pings and their timeout)."""
+CLOSE_TIMEOUT: Final = 2.0
+"""Seconds to wait for the DISCONNECT packet to leave on a deliberate close."""
+
+
+class MqttError(Exception):
+    """The connection could not be made, or it was lost."""
+
+
+class RefusedError(Exception):
+    """The broker answered a request with a failure reason code (>= 0x80)."""
+
+    def __init__(self, what: str, code: int, name: str) -> None:
+        super().__init__(f"{what} refused by the broker: 0x{code:02X} {name}")
+        self.code = code
+        self.name = name
+
+
+class PublishRefusedError(RefusedError):
+    """The broker's PUBACK refused a message (for example 0x87 Not authorized by the ACL)."""
+
+    def __init__(self, topic: str, code: int, name: str) -> None:
+        super().__init__(f"publish on {topic}", code, name)
+        self.topic = topic
+
+
+@dataclass(frozen=True, slots=True)
+class Will:
+    """The last will the broker publishes if the connection dies."""
+
+    topic: str
+    payload: bytes
+    qos: int = 1
+    retain: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Received:
+    """A message from a subscription."""
+
+    topic: str
+    payload: bytes
+    retain: bool
+    response_topic: str | None
+    """The MQTT 5 response topic, if the sender gave one."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    """A request waiting for the broker's answer."""
+
+    what: str
+    future: asyncio.Future[None]
+    topic: str = ""
+    """The topic of a publish."""
+
+
+class MqttClient:
+    """One MQTT connection, used as ``async with MqttClient(...) as client``."""
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        *,
+        client_id: str,
+        version: MqttVersion = "5",
+        keepalive: int = 60,
+        will: Will | None = None,
+        username: str | None = None,
+        password: str | None = None,
+        tls_context: ssl.SSLContext | None = None,
+        max_inflight: int = 20,
+        connect_timeout: float = 10.0,
+    ) -> None:
+        self.host = host
+        self.port = port
+        self.keepalive = keepalive
+        self.connect_timeout = connect_timeout
+        self._paho = paho.Client(
+            CallbackAPIVersion.VERSION2,
+            client_id=client_id,
+            protocol=PROTOCOLS[version],
+            reconnect_on_failure=False,
+        )
+        self._paho.enable_logger(log)
+        self._paho.max_inflight_messages_set(max_inflight)
+        self._paho.connect_timeout = connect_timeout
+        if username is not None:
+            self._paho.username_pw_set(username, password)
+        if will is not None:
+            self._paho.will_set(will.topic, will.payload, will.qos, will.retain)
+        if tls_context is not None:
+            self._paho.tls_set_context(tls_context)
+        self._paho.on_connect = self._on_connect
+        self._paho.on_disconnect = self._on_disconnect
+        self._paho.on_publish = self._on_publish
+        self._paho.on_subscribe = self._on_subscribe
+        self._paho.on_message = self._on_message
+        self._paho.on_socket_open = self._on_socket_open
+        self._paho.on_socket_close = self._on_socket_close
+        self._paho.on_socket_register_write = self._on_socket_register_write
+        self._paho.on_socket_unregister_write = self._on_socket_unregister_write
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._fd: int | None = None
+        self._attached = False  # reader and writer are on the event loop
+        self._connack: asyncio.Future[None] | None = None
+        self._pending: dict[int, _Pending] = {}
+        self._received: asyncio.Queue[Received | MqttError] = asyncio.Queue()
+        self._lost: MqttError | None = None
+        self._closing = False
+        self._closed = asyncio.Event()
+        self._misc: asyncio.Task[None] | None = None
+
+    # ---------------------------------------------------------------- connection
+
+    async def __aenter__(self) -> MqttClient:
+        """Connect and wait for the broker's CONNACK; :class:`MqttError` if it fails."""
+        self._loop = asyncio.get_running_loop()
+        self._connack = self._loop.create_future()
+        try:
+            async with asyncio.timeout(self.connect_timeout):
+                await asyncio.to_thread(self._connect)
+                self._attach()
+                await self._connack
+        except TimeoutError:
+            self._close_socket()
+            raise MqttError(f"no CONNACK within {self.connect_timeout:.0f} s") from None
+        except BaseException:
+            self._close_socket()
+            raise
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Disconnect cleanly (the broker then drops the will), or just close if lost."""
+        self._closing = True
+        if self._lost is None and self._paho.is_connected():
+            self._paho.disconnect()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(CLOSE_TIMEOUT):
+                    await self._closed.wait()
+        self._close_socket()
+
+    def _connect(self) -> None:
+        """Run paho's blocking connect (in a worker thread): socket, TLS, CONNECT queued."""
+        try:
+            rc = self._paho.connect(self.host, self.port, self.keepalive)
+        except (OSError, ValueError) as exc:
+            raise MqttError(f"cannot connect to {self.host}:{self.port}: {exc}") from exc
+        if rc != MQTTErrorCode.MQTT_ERR_SUCCESS:
+            raise MqttError(f"cannot connect to {self.host}:{self.port}: {paho.error_string(rc)}")
+
+    def _attach(self) -> None:
+        """Hand the connected socket to the event loop (in the loop's thread)."""
+        assert self._loop is not None
+        assert self._fd is not None
+        self._attached = True
+        self._loop.add_reader(self._fd, self._readable)
+        if self._paho.want_write():
+            self._loop.add_writer(self._fd, self._writable)
+        self._misc = self._loop.create_task(self._keepalive(), name="mqtt-keepalive")
+
+    def _close_socket(self) -> None:
+        """Take the socket off the loop and close it, if paho has not already."""
+        if self._misc is not None:
+            self._misc.cancel()
+        self._detach()
+        sock = self._paho.socket()
+        if sock is not None:
+            sock.close()
+
+    def _detach(self) -> None:
+        if self._attached and self._loop is not None and self._fd is not None:
+            self._loop.remove_reader(self._fd)
+            self._loop.remove_writer(self._fd)
+        self._attached = False
+
+    def _lose(self, error: MqttError) -> None:
+        """The connection is gone: every waiting call and the message iterator raise."""
+        if self._lost is not None:
+            return
+        self._lost = error
+        if self._connack is not None and not self._connack.done():
+            self._connack.set_exception(error)
+        for pending in self._pending.values():
+            if not pending.future.done():
+                pending.future.set_exception(error)
+        self._pending.clear()
+        self._received.put_nowait(error)
+        self._closed.set()
+
+    async def _keepalive(self) -> None:
+        """Call paho's ``loop_misc`` every second: pings, and their timeout."""
+        while self._paho.loop_misc() == MQTTErrorCode.MQTT_ERR_SUCCESS:  # noqa: ASYNC110
+            await asyncio.sleep(MISC_INTERVAL)  # a clock, not a wait for an event
+
+    # ---------------------------------------------------------------- requests
+
+    async def publish(
+        self, topic: str, payload: bytes, *, qos: int = 1, retain: bool = False
+    ) -> None:
+        """Publish and return when the broker has it (its PUBACK, at QoS 1).
+
+        The message is handed to paho before the first ``await``: publishes leave in the
+        order of the calls. Raises :class:`PublishRefusedError` if the broker refused it and
+        :class:`MqttError` if the connection is lost first.
+        """
+        self._check_connected()
+        info = self._paho.publish(topic, payload, qos=qos, retain=retain)
+        if info.rc not in (MQTTErrorCode.MQTT_ERR_SUCCESS, MQTTErrorCode.MQTT_ERR_QUEUE_SIZE):
+            raise MqttError(f"publish on {topic}: {paho.error_string(info.rc)}")
+        if qos == 0:
+            return
+        await self._answer(info.mid, f"publish on {topic}", topic)
+
+    async def subscribe(self, topic: str, *, qos: int = 1) -> None:
+        """Subscribe; :class:`RefusedError` if the broker refused it (its SUBACK)."""
+        self._check_connected()
+        rc, mid = self._paho.subscribe(topic, qos)
+        if rc != MQTTErrorCode.MQTT_ERR_SUCCESS or mid is None:
+            raise MqttError(f"subscribe to {topic}: {paho.error_string(rc)}")
+        await self._answer(mid, f"subscription to {topic}")
+
+    async def messages(self) -> AsyncIterator[Received]:
+        """The messages of the subscriptions, in order; :class:`MqttError` once lost."""
+        while True:
+            item = await self._received.get()
+            if isinstance(item, MqttError):
+                self._received.put_nowait(item)  # for any other reader
+                raise item
+            yield item
+
+    def _check_connected(self) -> None:
+        if self._lost is not None:
+            raise self._lost
+        if self._closing:
+            raise MqttError("the connection is closing")
+
+    async def _answer(self, mid: int, what: str, topic: str = "") -> None:
+        assert self._loop is not None
+        future: asyncio.Future[None] = self._loop.create_future()
+        self._pending[mid] = _Pending(what, future, topic)
+        try:
+            await future
+        finally:
+            self._pending.pop(mid, None)
+
+    # ---------------------------------------------------------------- paho callbacks
+
+    def _on_connect(
+        self, client: paho.Client, userdata: Any, flags: Any, reason: ReasonCode,
+        properties: Any,
+    ) -> None:
+        if self._connack is None or self._connack.done():
+            return
+        if reason.is_failure:
+            self._connack.set_exception(MqttError(f"connection refused by the broker: {reason}"))
+        else:
+            self._connack.set_result(None)
+
+    def _on_disconnect(
+        self, client: paho.Client, userdata: Any, flags: Any, reason: ReasonCode,
+        properties: Any,
+    ) -> None:
+        self._lose(MqttError(f"connection lost: {reason}"))  # a deliberate close too
+
+    def _on_publish(
+        self, client: paho.Client, userdata: Any, mid: int, reason: ReasonCode,
+        properties: Any,
+    ) -> None:
+        pending = self._pending.pop(mid, None)
+        if pending is None or pending.future.done():
+            return
+        if reason.is_failure:
+            refused = PublishRefusedError(pending.topic, reason.value, reason.getName())
+            pending.future.set_exception(refused)
+        else:
+            pending.future.set_result(None)
+
+    def _on_subscribe(
+        self, client: paho.Client, userdata: Any, mid: int, reasons: list[ReasonCode],
+        properties: Any,
+    ) -> None:
+        pending = self._pending.pop(mid, None)
+        if pending is None or pending.future.done():
+            return
+        refused = next((r for r in reasons if r.is_failure), None)
+        if refused is not None:
+            error = RefusedError(pending.what, refused.value, refused.getName())
+            pending.future.set_exception(error)
+        else:
+            pending.future.set_result(None)
+
+    def _on_message(self, client: paho.Client, userdata: Any, message: paho.MQTTMessage) -> None:
+        response = getattr(message.properties, "ResponseTopic", None)
+        self._received.put_nowait(
+            Received(message.topic, bytes(message.payload), bool(message.retain), response)
+        )
+
+    def _on_socket_open(self, client: paho.Client, userdata: Any, sock: Any) -> None:
+        # Called in the connect thread: only note the socket; _attach registers it.
+        # A card must not wait for the broker's delayed ACK of the previous large body
+        # (Nagle's algorithm): see bench/README.md.
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._fd = sock.fileno()
+
+    def _on_socket_close(self, client: paho.Client, userdata: Any, sock: Any) -> None:
+        self._detach()
+
+    def _on_socket_register_write(self, client: paho.Client, userdata: Any, sock: Any) -> None:
+        if self._attached and self._loop is not None and self._fd is not None:
+            self._loop.add_writer(self._fd, self._writable)
+
+    def _on_socket_unregister_write(
+        self, client: paho.Client, userdata: Any, sock: Any
+    ) -> None:
+        if self._attached and self._loop is not None and self._fd is not None:
+            self._loop.remove_writer(self._fd)
+
+    # ---------------------------------------------------------------- socket events
+
+    def _readable(self) -> None:
+        try:
+            self._paho.loop_read()
+            sock = self._paho.socket()
+            # An SSL socket may hold decrypted bytes that select() does not see.
+            while isinstance(sock, ssl.SSLSocket) and sock.pending() > 0:
+                self._paho.loop_read()
+        except (OSError, ValueError) as exc:
+            self._failed(exc)
+
+    def _writable(self) -> None:
+        try:
+            self._paho.loop_write()
+        except (OSError, ValueError) as exc:
+            self._failed(exc)
+
+    def _failed(self, exc: Exception) -> None:
+        self._lose(MqttError(f"connection lost: {type(exc).__name__}: {exc}"))
+        self._close_socket()

@@ -1,0 +1,145 @@
+"""The publisher's own MQTT client (paho on the event loop) against a real mosquitto.
+
+Reason codes in PUBACKs, a lost connection noticed by every waiting call, the message
+iterator with its MQTT 5 response topic, TLS, and 3.1.1 for brokers without MQTT 5.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+
+import aiomqtt
+import pytest
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+
+from baccarat.controller.mqtt import (
+    MqttClient,
+    MqttError,
+    PublishRefusedError,
+    Will,
+)
+from support.mosquitto import Mosquitto, MosquittoFactory
+
+USERS = {"table": "t-secret", "pit": "p-secret"}
+ACL = (
+    "user table\ntopic deny baccarat/T1/secret\ntopic readwrite baccarat/#\n"
+    "user pit\ntopic readwrite baccarat/#\n"
+)
+
+
+def client(broker: Mosquitto, **options: object) -> MqttClient:
+    settings: dict[str, object] = {"client_id": "baccarat-T1", "username": "table",
+                                   "password": "t-secret", **options}
+    return MqttClient(broker.host, broker.port, **settings)  # type: ignore[arg-type]
+
+
+async def test_a_refused_publish_raises_with_its_reason_code(
+    mosquitto_factory: MosquittoFactory,
+) -> None:
+    broker = mosquitto_factory(anonymous=False, users=USERS, acl=ACL)
+    async with client(broker) as mqtt:
+        await mqtt.publish("baccarat/T1/card", b"allowed")
+        with pytest.raises(PublishRefusedError) as refused:
+            await mqtt.publish("baccarat/T1/secret", b"denied")
+        assert refused.value.code == 0x87
+        assert refused.value.name == "Not authorized"
+        assert refused.value.topic == "baccarat/T1/secret"
+        assert "0x87 Not authorized" in str(refused.value)
+        await mqtt.publish("baccarat/T1/card", b"the connection stays up")
+
+
+async def test_under_mqtt_3_1_1_the_broker_cannot_say_no(
+    mosquitto_factory: MosquittoFactory,
+) -> None:
+    broker = mosquitto_factory(anonymous=False, users=USERS, acl=ACL)
+    async with client(broker, version="3.1.1") as mqtt:
+        await mqtt.publish("baccarat/T1/secret", b"dropped, and acknowledged")
+
+
+async def test_a_refused_connection_is_an_mqtt_error(mosquitto_factory: MosquittoFactory) -> None:
+    broker = mosquitto_factory(anonymous=False, users=USERS)
+    with pytest.raises(MqttError, match=r"Not authorized|Bad user name or password"):
+        async with client(broker, password="wrong"):
+            pass
+
+
+async def test_no_broker_is_an_mqtt_error(mosquitto: Mosquitto) -> None:
+    mosquitto.stop()
+    with pytest.raises(MqttError, match="cannot connect"):
+        async with MqttClient(mosquitto.host, mosquitto.port, client_id="t"):
+            pass
+
+
+async def test_messages_carry_topic_payload_retain_and_response_topic(
+    mosquitto: Mosquitto,
+) -> None:
+    async with mosquitto.client() as pit:
+        await pit.publish("baccarat/T1/cmd/open", b"kept", qos=1, retain=True)
+    async with MqttClient(mosquitto.host, mosquitto.port, client_id="table") as mqtt:
+        await mqtt.subscribe("baccarat/T1/cmd/+")
+        async with mosquitto.client(protocol=aiomqtt.ProtocolVersion.V5) as pit:
+            properties = Properties(PacketTypes.PUBLISH)
+            properties.ResponseTopic = "pit/replies"
+            await pit.publish("baccarat/T1/cmd/burn", b'{"count":2}', qos=1,
+                              properties=properties)
+        got = []
+        async with asyncio.timeout(10):
+            async for message in mqtt.messages():
+                got.append(message)
+                if len(got) == 2:
+                    break
+    assert [(m.topic, m.payload, m.retain, m.response_topic) for m in got] == [
+        ("baccarat/T1/cmd/open", b"kept", True, None),  # from the broker's store
+        ("baccarat/T1/cmd/burn", b'{"count":2}', False, "pit/replies"),
+    ]
+
+
+async def test_a_silent_broker_is_noticed_by_keepalive(mosquitto: Mosquitto) -> None:
+    async with MqttClient(mosquitto.host, mosquitto.port, client_id="t", keepalive=2) as mqtt:
+        await mqtt.subscribe("baccarat/T1/cmd/+")
+        mosquitto.pause()  # alive, silent: no PINGRESP
+        try:
+            with pytest.raises(MqttError, match="connection lost"):
+                await asyncio.wait_for(_drain(mqtt), 20)
+            with pytest.raises(MqttError, match="connection lost"):
+                await mqtt.publish("baccarat/T1/card", b"after")
+        finally:
+            mosquitto.resume()
+
+
+async def _drain(mqtt: MqttClient) -> None:
+    async for _ in mqtt.messages():
+        pass
+
+
+async def test_a_broker_gone_fails_a_waiting_publish(mosquitto: Mosquitto) -> None:
+    async with MqttClient(mosquitto.host, mosquitto.port, client_id="t") as mqtt:
+        mosquitto.pause()
+        waiting = asyncio.create_task(mqtt.publish("baccarat/T1/card", b"no PUBACK"))
+        await asyncio.sleep(0.2)
+        mosquitto.kill()  # the socket closes under the waiting publish
+        with pytest.raises(MqttError, match="connection lost"):
+            async with asyncio.timeout(10):
+                await waiting
+
+
+async def test_a_clean_close_sends_no_will(mosquitto: Mosquitto) -> None:
+    will = Will("baccarat/T1/status", b"offline", retain=True)
+    async with MqttClient(mosquitto.host, mosquitto.port, client_id="table", will=will):
+        pass
+    async with MqttClient(mosquitto.host, mosquitto.port, client_id="reader") as reader:
+        await reader.subscribe("baccarat/T1/status")
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(1.0):
+                await anext(aiter(reader.messages()))
+
+
+async def test_tls_with_the_brokers_ca(mosquitto_factory: MosquittoFactory) -> None:
+    broker = mosquitto_factory(tls=True)
+    context = ssl.create_default_context(cafile=str(broker.ca_file))
+    async with MqttClient(broker.host, broker.tls_port, client_id="t",
+                          tls_context=context) as mqtt:
+        await mqtt.publish("baccarat/T1/card", b"over TLS")
+

@@ -53,6 +53,9 @@ def fault_alarm(
         "round": round_number,
         "card": None,
         "text": text,
+        "count": 1,
+        "cards": [],
+        "lasting": True,
         "table": table,
     }
 

@@ -16,6 +16,8 @@ import asyncio
 import contextlib
 import json
 import socket
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -313,6 +315,30 @@ async def test_an_operator_settles_three_tables_from_the_console(
         await page.wait_for(f"{card('T09')}.dataset.controller === 'offline'", limit=WAIT)
         assert page.console == []
         assert live.console == []
+
+    # The journal and the history name the operator of each correction.
+    for name, wanted in (
+        ("T07", "by=pit/pit-ana accept_as_burn"),
+        ("T08", "by=pit/pit-ana declare"),
+        ("T09", "by=pit/pit-ana void"),
+    ):
+        files = [str(f) for f in floor[name].daemon.journal_files()]  # every shoe's file
+        shown = "".join([await asyncio.to_thread(baccarat, "journal", "show", f) for f in files])
+        assert wanted in shown, (name, shown)
+        messages = "".join([
+            await asyncio.to_thread(baccarat, "journal", "show", f, "--messages") for f in files
+        ])
+        (folder := tmp_path / f"{name}-messages.jsonl").write_text(messages)
+        history = await asyncio.to_thread(baccarat, "history", "--messages", str(folder))
+        assert "(pit/pit-ana)" in history, (name, history)
+
+
+def baccarat(*args: str) -> str:
+    """What a ``baccarat`` command prints."""
+    return subprocess.run(
+        [sys.executable, "-m", "baccarat.cli", *args],
+        capture_output=True, text=True, check=True, timeout=60,
+    ).stdout
 
 
 async def retained_limits(broker: Mosquitto, table: str) -> dict[str, Any]:

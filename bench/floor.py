@@ -85,6 +85,8 @@ class Pit:
                 now = time.time()
                 table = str(message.topic).split("/")[1]
                 assert isinstance(message.payload, bytes)
+                if not message.payload:
+                    continue  # a retained message cleared (a table's fault topic)
                 body = json.loads(message.payload)
                 seq = body.get("seq")
                 if isinstance(seq, int):

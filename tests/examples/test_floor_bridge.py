@@ -158,7 +158,7 @@ class Listener:
         """The JSON bodies of the table's messages (not the bridge's state), with times."""
         return [
             (at, json.loads(payload)) for at, topic, payload in self.received
-            if topic.startswith("baccarat/")
+            if topic.startswith("baccarat/") and payload
         ]
 
     def seqs(self) -> list[int]:
@@ -292,7 +292,7 @@ def overtakers(listener: Listener) -> list[str]:
     expected: int | None = None  # the oldest seq not yet received
     out = []
     for _, topic, payload in listener.received:
-        body = json.loads(payload) if topic.startswith("baccarat/") else {}
+        body = json.loads(payload) if topic.startswith("baccarat/") and payload else {}
         seq = body.get("seq")
         if not isinstance(seq, int):
             continue

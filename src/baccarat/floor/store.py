@@ -76,6 +76,16 @@ class AddResult:
     statuses: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class ShoeSummary:
+    """One shoe of a table as stored: its number, how many messages, first and last ``ts``."""
+
+    shoe: int
+    messages: int
+    first: float | None
+    last: float | None
+
+
 class Store(Protocol):
     """A database of floor messages."""
 
@@ -91,6 +101,10 @@ class Store(Protocol):
         until: float | None = None,
     ) -> Iterator[tuple[str, dict[str, Any]]]:
         """(table, body) of the stored messages, by table then ``seq``."""
+        ...
+
+    def shoes(self, table: str) -> list[ShoeSummary]:
+        """The table's shoes, oldest first."""
         ...
 
     def count(self) -> int:
@@ -208,6 +222,25 @@ class SqlStore:
         finally:
             cursor.close()
             self._db.rollback()  # end the read transaction (PostgreSQL opens one)
+
+    def shoes(self, table: str) -> list[ShoeSummary]:
+        """The table's shoes, oldest first."""
+        cursor = self._db.cursor()
+        try:
+            cursor.execute(
+                self._q(
+                    "SELECT shoe, COUNT(*), MIN(ts), MAX(ts) FROM messages"
+                    " WHERE tbl = ? AND shoe IS NOT NULL GROUP BY shoe ORDER BY MIN(seq)"
+                ),
+                (table,),
+            )
+            return [
+                ShoeSummary(int(shoe), int(count), _float_or_none(first), _float_or_none(last))
+                for shoe, count, first, last in cursor
+            ]
+        finally:
+            cursor.close()
+            self._db.rollback()
 
     def count(self) -> int:
         """How many messages are stored."""

@@ -218,3 +218,34 @@ async def test_the_history_view_reads_what_the_recorder_stored(
             await page.evaluate("document.getElementById('history-close').click(); true")
             assert await page.evaluate("document.getElementById('history').hidden") is True
             assert page.console == []
+
+
+@pytest.mark.slow
+@in_chromium
+async def test_without_a_database_the_history_view_says_it_is_not_configured(
+    mosquitto_factory: MosquittoFactory, tmp_path: Path
+) -> None:
+    broker = mosquitto_factory(websockets=True)
+    async with broker.client() as table:  # a table on the broker: its retained status
+        status = {"schema": 1, "type": "status", "state": "online", "table": "T1"}
+        await table.publish("baccarat/T1/status", json.dumps(status).encode(), qos=1, retain=True)
+    console = page_config(broker.host, broker.websockets_port, None, "baccarat")
+    async with (
+        PitServer(console, console) as server,
+        Chromium.launch(tmp_path / "chromium") as browser,
+    ):
+        page = await browser.open(server.url, width=1280, height=800)
+        await page.wait_for("document.body.dataset.ready === 'true'", limit=WAIT)
+        await page.evaluate(
+            "document.getElementById('username').value = 'pit-ana';"
+            "document.getElementById('login-button').click(); true"
+        )
+        history = "document.querySelector('.table-card[data-table=T1] .history-link')"
+        await page.wait_for(f"!!{history}", limit=WAIT)
+        await page.evaluate(f"{history}.click(); true")
+        said = await page.wait_for(
+            "document.getElementById('history').dataset.state === 'unconfigured'"
+            " && document.getElementById('history-status').textContent", limit=WAIT,
+        )
+        assert said == "history not configured: start baccarat pit with --db URL"
+        assert await page.evaluate("document.getElementById('history-csv').hidden") is True

@@ -38,7 +38,7 @@ def get(url: str) -> tuple[int, bytes]:
         with urllib.request.urlopen(url, timeout=10) as response:
             return response.status, response.read()
     except urllib.error.HTTPError as exc:
-        return exc.code, b""
+        return exc.code, exc.read()
 
 
 def test_the_console_the_board_and_mqtt_js_are_served(tmp_path: Path) -> None:
@@ -118,7 +118,9 @@ def test_without_db_the_history_is_not_configured() -> None:
     process = baccarat_pit("--web", "0")
     try:
         url = address(process)
-        assert get(url + "history.json?table=T07")[0] == 404
+        status, body = get(url + "history.json?table=T07")
+        assert status == 404
+        assert json.loads(body)["error"].startswith("history not configured")
     finally:
         process.terminate()
         process.wait(timeout=10)

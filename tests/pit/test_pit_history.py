@@ -201,3 +201,27 @@ async def test_a_slow_database_never_holds_up_the_consoles_files(db_url: str) ->
         status, _, body = await asyncio.wait_for(history, 30)
         assert status == 200
         assert len(json.loads(body)["rounds"]) == 3
+
+
+def test_the_shoes_listed_are_the_newest(db_url: str) -> None:
+    fill(db_url)
+    store = open_store(db_url)
+    try:
+        store.add(a_shoe("T07", 3, 200, 1))
+        assert [s.shoe for s in store.shoes("T07")] == [1, 2, 3]
+        assert [s.shoe for s in store.shoes("T07", newest=2)] == [2, 3]
+        assert store.shoes("T99") == []
+    finally:
+        store.close()
+
+
+async def test_head_answers_like_get_without_the_body(server: PitServer) -> None:
+    reader, writer = await asyncio.open_connection(server.host, server.port)
+    writer.write(b"HEAD /history.json?table=T07&shoe=x HTTP/1.1\r\nHost: pit\r\n\r\n")
+    await writer.drain()
+    raw = await reader.read()
+    writer.close()
+    await writer.wait_closed()
+    head, _, body = raw.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400 Bad Request")
+    assert body == b""

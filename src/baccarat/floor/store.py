@@ -103,8 +103,8 @@ class Store(Protocol):
         """(table, body) of the stored messages, by table then ``seq``."""
         ...
 
-    def shoes(self, table: str) -> list[ShoeSummary]:
-        """The table's shoes, oldest first."""
+    def shoes(self, table: str, newest: int = 500) -> list[ShoeSummary]:
+        """The table's ``newest`` shoes (by their first message), oldest first."""
         ...
 
     def count(self) -> int:
@@ -223,21 +223,23 @@ class SqlStore:
             cursor.close()
             self._db.rollback()  # end the read transaction (PostgreSQL opens one)
 
-    def shoes(self, table: str) -> list[ShoeSummary]:
-        """The table's shoes, oldest first."""
+    def shoes(self, table: str, newest: int = 500) -> list[ShoeSummary]:
+        """The table's ``newest`` shoes (by their first message), oldest first."""
         cursor = self._db.cursor()
         try:
             cursor.execute(
                 self._q(
                     "SELECT shoe, COUNT(*), MIN(ts), MAX(ts) FROM messages"
-                    " WHERE tbl = ? AND shoe IS NOT NULL GROUP BY shoe ORDER BY MIN(seq)"
+                    " WHERE tbl = ? AND shoe IS NOT NULL GROUP BY shoe"
+                    " ORDER BY MIN(seq) DESC LIMIT ?"
                 ),
-                (table,),
+                (table, newest),
             )
-            return [
+            found = [
                 ShoeSummary(int(shoe), int(count), _float_or_none(first), _float_or_none(last))
                 for shoe, count, first, last in cursor
             ]
+            return found[::-1]
         finally:
             cursor.close()
             self._db.rollback()

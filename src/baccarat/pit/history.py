@@ -14,7 +14,8 @@ as JSON::
 are ISO times (UTC unless they say) or Unix seconds, ``until`` excluded. ``limit`` (0 to
 :data:`MAX_ROUNDS`, that by default) bounds the rounds: a selection with more is refused
 with 400 and a reason (narrow it by shoe or time), so a page never gets a truncated
-history unawares; ``limit=0`` answers only the table's shoes. A selection that would read
+history unawares; ``limit=0`` answers only the table's shoes (its newest
+:data:`MAX_SHOES`; an older shoe is still read with ``shoe=N``). A selection that would read
 more than :data:`MAX_MESSAGES` messages is refused the same way.
 
 Every parameter is checked before the database is touched and passed to it as a query
@@ -40,6 +41,8 @@ from baccarat.floor.store import StoreError, open_store
 HISTORY_PATH: Final = "/history.json"
 MAX_ROUNDS: Final = 1000
 """The most rounds one answer holds (about a dozen eight-deck shoes)."""
+MAX_SHOES: Final = 500
+"""The most shoes one answer lists: the table's newest (an older one is still read by number)."""
 MAX_MESSAGES: Final = 200_000
 """The most messages one answer reads from the database."""
 READERS: Final = 2
@@ -154,7 +157,7 @@ class History:
         assert self.db is not None
         store = open_store(self.db)
         try:
-            shoes = store.shoes(query.table)
+            shoes = store.shoes(query.table, MAX_SHOES)
             found: list[RoundHistory] = []
             if query.limit > 0:
                 messages = store.messages(query.table, query.shoe, query.since, query.until)

@@ -60,7 +60,7 @@ class PitServer(WebBoardServer):
 
     async def answer(self, method: str, target: str) -> Response:
         """``/history.json`` from the database (in a worker thread); files from memory."""
-        if method == "GET" and urlsplit(target).path == HISTORY_PATH:
+        if method in ("GET", "HEAD") and urlsplit(target).path == HISTORY_PATH:
             return await self.history.answer(target)
         return self.respond(method, target)
 

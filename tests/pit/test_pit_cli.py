@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from baccarat.floor.store import open_store
+
 START_WAIT = 20.0  # seconds for the process to say where it serves, on a loaded machine
 
 
@@ -77,7 +79,7 @@ def test_the_console_the_board_and_mqtt_js_are_served(tmp_path: Path) -> None:
         (["--web", "0", "--board-username", "b", "--board-password-file", "/nonexistent"],
          "cannot read the board's password"),
         (["--web", "0", "--db", "/nonexistent/floor.db"],
-         "history database: cannot open /nonexistent/floor.db: "),
+         "history database: cannot open /nonexistent/floor.db: no such database file"),
     ],
 )
 def test_bad_arguments_are_said_plainly(args: list[str], said: str) -> None:
@@ -102,6 +104,7 @@ def test_a_taken_port_is_said_plainly() -> None:
 
 def test_with_db_the_history_is_served_from_the_recorders_database(tmp_path: Path) -> None:
     db = tmp_path / "floor.db"
+    open_store(str(db)).close()  # as the recorder makes it
     process = baccarat_pit("--web", "0", "--db", str(db))
     try:
         url = address(process)

@@ -159,8 +159,7 @@ async def test_bad_parameters_get_400_with_a_reason(
     assert (await http_get(server, "/history.json?table=T08"))[0] == 200  # nothing broken
 
 
-@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
-async def test_without_a_database_the_history_says_it_is_not_configured(db_url: str) -> None:
+async def test_without_a_database_the_history_says_it_is_not_configured() -> None:
     async with PitServer(CONFIG, CONFIG) as server:
         status, _, body = await http_get(server, "/history.json?table=T07")
     assert status == 404
@@ -169,10 +168,7 @@ async def test_without_a_database_the_history_says_it_is_not_configured(db_url: 
     }
 
 
-@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
-async def test_a_database_that_cannot_be_read_is_503_with_the_reason(
-    db_url: str, tmp_path: Path
-) -> None:
+async def test_a_database_that_cannot_be_read_is_503_with_the_reason(tmp_path: Path) -> None:
     broken = tmp_path / "broken.db"
     broken.write_bytes(b"this is not a SQLite file" * 100)
     async with PitServer(CONFIG, CONFIG, db=str(broken)) as server:
@@ -225,3 +221,30 @@ async def test_head_answers_like_get_without_the_body(server: PitServer) -> None
     head, _, body = raw.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 400 Bad Request")
     assert body == b""
+
+
+@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
+async def test_a_read_only_database_account_is_enough(db_url: str) -> None:
+    """The pit reads with an account that may only SELECT: it creates nothing."""
+    fill(db_url)
+    role = "pit_reader_" + db_url.rsplit("/", 1)[1]  # roles are the cluster's: one per database
+    with psycopg.connect(db_url, autocommit=True) as db:
+        db.execute(f"CREATE ROLE {role} LOGIN")
+        db.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {role}")
+    reader = db_url.replace("://baccarat@", f"://{role}@")
+    assert reader != db_url
+    async with PitServer(CONFIG, CONFIG, db=reader) as server:
+        status, _, body = await http_get(server, "/history.json?table=T07&shoe=2")
+    assert status == 200
+    assert [r["round"] for r in json.loads(body)["rounds"]] == [1, 2]
+
+
+async def test_a_missing_sqlite_file_is_said_and_never_made(tmp_path: Path) -> None:
+    missing = tmp_path / "not-yet.db"
+    async with PitServer(CONFIG, CONFIG, db=str(missing)) as server:
+        status, _, body = await http_get(server, "/history.json?table=T07")
+    assert status == 503
+    assert json.loads(body)["error"] == (
+        f"history database: cannot open {missing}: no such database file (the recorder makes it)"
+    )
+    assert not missing.exists()

@@ -97,7 +97,7 @@ def check_database(db: str) -> str | None:
     from baccarat.floor.store import StoreError, open_store
 
     try:
-        open_store(db).close()
+        open_store(db, create=False).close()
     except StoreError as exc:
         return f"history database: {exc}"
     return None

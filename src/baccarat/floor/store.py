@@ -262,7 +262,9 @@ class SqlStore:
 class SqliteStore(SqlStore):
     """A SQLite file: the embedded default, for one pit or a test."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, create: bool = True) -> None:
+        if not create and not path.is_file():
+            raise StoreError(f"cannot open {path}: no such database file (the recorder makes it)")
         try:
             connection = sqlite3.connect(path, isolation_level="DEFERRED", check_same_thread=False)
             connection.execute("PRAGMA journal_mode=WAL")
@@ -270,7 +272,8 @@ class SqliteStore(SqlStore):
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open {path}: {exc}") from None
         super().__init__(connection)
-        self._create()
+        if create:
+            self._create()
 
 
 class PostgresStore(SqlStore):
@@ -278,7 +281,7 @@ class PostgresStore(SqlStore):
 
     mark = "%s"
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, create: bool = True) -> None:
         import psycopg
 
         try:
@@ -286,15 +289,20 @@ class PostgresStore(SqlStore):
         except psycopg.Error as exc:
             raise StoreError(f"cannot connect to {_without_password(url)}: {exc}") from None
         super().__init__(connection)
-        self._create()
+        if create:
+            self._create()
 
 
-def open_store(where: str) -> Store:
-    """The store a URL or path names: ``postgresql://...``, ``sqlite:///path`` or a path."""
+def open_store(where: str, *, create: bool = True) -> Store:
+    """The store a URL or path names: ``postgresql://...``, ``sqlite:///path`` or a path.
+
+    ``create`` False opens it for reading only (the pit's history): it makes neither the
+    tables nor a SQLite file, so a read-only database account is enough.
+    """
     if where.startswith(("postgresql://", "postgres://")):
-        return PostgresStore(where)
+        return PostgresStore(where, create)
     path = where.removeprefix("sqlite://") if where.startswith("sqlite://") else where
-    return SqliteStore(Path(path))
+    return SqliteStore(Path(path), create)
 
 
 def _without_password(url: str) -> str:

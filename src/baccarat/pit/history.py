@@ -21,7 +21,8 @@ more than :data:`MAX_MESSAGES` messages is refused the same way.
 Every parameter is checked before the database is touched and passed to it as a query
 parameter, never spliced into SQL. The database is read in a worker thread (at most
 :data:`READERS` at once), each request on its own connection, so the event loop that serves
-the console's files never waits on it.
+the console's files never waits on it. It only reads: a read-only database account is
+enough, and a SQLite file is never made here (the recorder makes it).
 """
 
 from __future__ import annotations
@@ -155,7 +156,7 @@ class History:
     def read(self, query: HistoryQuery) -> Response:
         """Read the database and build the answer (blocking: in a worker thread)."""
         assert self.db is not None
-        store = open_store(self.db)
+        store = open_store(self.db, create=False)
         try:
             shoes = store.shoes(query.table, MAX_SHOES)
             found: list[RoundHistory] = []

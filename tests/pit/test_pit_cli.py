@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from baccarat.floor.store import open_store
+
 START_WAIT = 20.0  # seconds for the process to say where it serves, on a loaded machine
 
 
@@ -38,7 +40,7 @@ def get(url: str) -> tuple[int, bytes]:
         with urllib.request.urlopen(url, timeout=10) as response:
             return response.status, response.read()
     except urllib.error.HTTPError as exc:
-        return exc.code, b""
+        return exc.code, exc.read()
 
 
 def test_the_console_the_board_and_mqtt_js_are_served(tmp_path: Path) -> None:
@@ -76,6 +78,8 @@ def test_the_console_the_board_and_mqtt_js_are_served(tmp_path: Path) -> None:
         (["--web", "0", "--broker", "host:port"], "baccarat pit: "),
         (["--web", "0", "--board-username", "b", "--board-password-file", "/nonexistent"],
          "cannot read the board's password"),
+        (["--web", "0", "--db", "/nonexistent/floor.db"],
+         "history database: cannot open /nonexistent/floor.db: no such database file"),
     ],
 )
 def test_bad_arguments_are_said_plainly(args: list[str], said: str) -> None:
@@ -96,3 +100,30 @@ def test_a_taken_port_is_said_plainly() -> None:
     finally:
         first.terminate()
         first.wait(timeout=10)
+
+
+def test_with_db_the_history_is_served_from_the_recorders_database(tmp_path: Path) -> None:
+    db = tmp_path / "floor.db"
+    open_store(str(db)).close()  # as the recorder makes it
+    process = baccarat_pit("--web", "0", "--db", str(db))
+    try:
+        url = address(process)
+        status, body = get(url + "history.json?table=T07&limit=0")
+        assert status == 200
+        assert json.loads(body)["shoes"] == []  # the recorder has stored nothing yet
+        assert get(url + "history.json?table=T07&shoe=x")[0] == 400
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_without_db_the_history_is_not_configured() -> None:
+    process = baccarat_pit("--web", "0")
+    try:
+        url = address(process)
+        status, body = get(url + "history.json?table=T07")
+        assert status == 404
+        assert json.loads(body)["error"].startswith("history not configured")
+    finally:
+        process.terminate()
+        process.wait(timeout=10)

@@ -57,7 +57,10 @@ SECURITY_HEADERS: Final = (
         "frame-ancestors 'none'",
     ),
 )
-REASONS: Final = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed"}
+REASONS: Final = {
+    200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed",
+    503: "Service Unavailable",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,6 +249,10 @@ class WebBoardServer:
         body, kind = found
         return Response(200, body, kind)
 
+    async def answer(self, method: str, target: str) -> Response:
+        """The response to a request; a subclass may await here (the files never do)."""
+        return self.respond(method, target)
+
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._clients.add(writer)
         try:
@@ -253,7 +260,9 @@ class WebBoardServer:
                 head = await reader.readuntil(b"\r\n\r\n")
             method, target = _request_line(head)
             response = (
-                Response(400, b"bad request\n") if method is None else self.respond(method, target)
+                Response(400, b"bad request\n")
+                if method is None
+                else await self.answer(method, target)
             )
             writer.write(_head(response))
             if method != "HEAD":

@@ -4,7 +4,8 @@ The page (:mod:`baccarat.pit.server`) logs in to the broker's MQTT-over-WebSocke
 with the operator's own account, typed in the page, and shows every table under
 ``{prefix}/+/``. The server only hands out files; it serves the web board too, under
 ``/board/``, for a table's live board, logged in with ``--board-username`` (a read-only
-account for the pit's screen).
+account for the pit's screen). With ``--db`` (the floor recorder's database) it also
+answers the page's history view (``/history.json``, :mod:`baccarat.pit.history`).
 """
 
 from __future__ import annotations
@@ -48,6 +49,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--board-password-file", metavar="FILE",
         help=f"file holding that account's password (or ${PASSWORD_ENV})",
     )
+    parser.add_argument(
+        "--db", metavar="URL",
+        help="the floor recorder's database for the history view: PATH or postgresql://...",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -69,13 +74,16 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"baccarat pit: cannot read the board's password: {exc}", file=sys.stderr)
         return 2
+    if args.db is not None and (problem := check_database(args.db)) is not None:
+        print(f"baccarat pit: {problem}", file=sys.stderr)
+        return 2
     console = page_config(host, args.ws_port, None, args.prefix)
     board = page_config(
         host, args.ws_port, None, args.prefix,
         username=args.board_username,
         password=password if args.board_username else None,
     )
-    server = PitServer(console, board, host=args.web_host, port=args.web)
+    server = PitServer(console, board, host=args.web_host, port=args.web, db=args.db)
     try:
         asyncio.run(serve(server))
     except OSError as exc:
@@ -84,13 +92,25 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def check_database(db: str) -> str | None:
+    """Why the history database ``db`` cannot be opened, or None if it can."""
+    from baccarat.floor.store import StoreError, open_store
+
+    try:
+        open_store(db, create=False).close()
+    except StoreError as exc:
+        return f"history database: {exc}"
+    return None
+
+
 async def serve(server: PitServer) -> None:
     """Start ``server``, say where the console is, and serve until cancelled."""
     await server.start()
     config = server.config
     ws = f"ws://{config.ws_host or '<page host>'}:{config.ws_port}{config.ws_path}"
-    print(f"pit console: {server.url}  prefix {config.prefix}, broker websockets {ws}",
-          flush=True)
+    history = "on" if server.history.db is not None else "not configured (no --db)"
+    print(f"pit console: {server.url}  prefix {config.prefix}, broker websockets {ws},"
+          f" history {history}", flush=True)
     try:
         await server.serve_forever()
     finally:

@@ -15,6 +15,7 @@ demo flag, and its alarms as ``kind #id settled by CORRECTION (pit/<operator>)``
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import io
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -54,6 +55,21 @@ class RoundHistory:
             "banker_total": "" if self.banker_total is None else str(self.banker_total),
             "demo": "yes" if self.demo else "",
             "alarms": "; ".join(self.alarms[key] for key in sorted(self.alarms)),
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        """The round as JSON: the CSV's cells, with the cards and alarms as lists."""
+        return {
+            "table": self.table,
+            "shoe": self.shoe,
+            "round": self.round,
+            "round_id": self.round_id,
+            "cards": list(self.cards),
+            "outcome": self.outcome,
+            "player_total": self.player_total,
+            "banker_total": self.banker_total,
+            "demo": self.demo,
+            "alarms": [self.alarms[key] for key in sorted(self.alarms)],
         }
 
     def line(self) -> str:
@@ -120,6 +136,21 @@ def _apply(
         owner.alarms[alarm_id] = (
             f"{body.get('kind')} #{alarm_id} settled by {body.get('by')}{who}"
         )
+
+
+def parse_time(text: str) -> float:
+    """Unix seconds from ``text``: Unix seconds or an ISO time (UTC unless it says); ValueError."""
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        moment = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"not a time (ISO or Unix seconds): {text!r}") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)
+    return moment.timestamp()
 
 
 def to_csv(history: Iterable[RoundHistory]) -> str:

@@ -76,6 +76,16 @@ class AddResult:
     statuses: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class ShoeSummary:
+    """One shoe of a table as stored: its number, how many messages, first and last ``ts``."""
+
+    shoe: int
+    messages: int
+    first: float | None
+    last: float | None
+
+
 class Store(Protocol):
     """A database of floor messages."""
 
@@ -91,6 +101,10 @@ class Store(Protocol):
         until: float | None = None,
     ) -> Iterator[tuple[str, dict[str, Any]]]:
         """(table, body) of the stored messages, by table then ``seq``."""
+        ...
+
+    def shoes(self, table: str, newest: int = 500) -> list[ShoeSummary]:
+        """The table's ``newest`` shoes (by their first message), oldest first."""
         ...
 
     def count(self) -> int:
@@ -209,6 +223,27 @@ class SqlStore:
             cursor.close()
             self._db.rollback()  # end the read transaction (PostgreSQL opens one)
 
+    def shoes(self, table: str, newest: int = 500) -> list[ShoeSummary]:
+        """The table's ``newest`` shoes (by their first message), oldest first."""
+        cursor = self._db.cursor()
+        try:
+            cursor.execute(
+                self._q(
+                    "SELECT shoe, COUNT(*), MIN(ts), MAX(ts) FROM messages"
+                    " WHERE tbl = ? AND shoe IS NOT NULL GROUP BY shoe"
+                    " ORDER BY MIN(seq) DESC LIMIT ?"
+                ),
+                (table, newest),
+            )
+            found = [
+                ShoeSummary(int(shoe), int(count), _float_or_none(first), _float_or_none(last))
+                for shoe, count, first, last in cursor
+            ]
+            return found[::-1]
+        finally:
+            cursor.close()
+            self._db.rollback()
+
     def count(self) -> int:
         """How many messages are stored."""
         cursor = self._db.cursor()
@@ -227,7 +262,9 @@ class SqlStore:
 class SqliteStore(SqlStore):
     """A SQLite file: the embedded default, for one pit or a test."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, create: bool = True) -> None:
+        if not create and not path.is_file():
+            raise StoreError(f"cannot open {path}: no such database file (the recorder makes it)")
         try:
             connection = sqlite3.connect(path, isolation_level="DEFERRED", check_same_thread=False)
             connection.execute("PRAGMA journal_mode=WAL")
@@ -235,7 +272,8 @@ class SqliteStore(SqlStore):
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open {path}: {exc}") from None
         super().__init__(connection)
-        self._create()
+        if create:
+            self._create()
 
 
 class PostgresStore(SqlStore):
@@ -243,7 +281,7 @@ class PostgresStore(SqlStore):
 
     mark = "%s"
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, create: bool = True) -> None:
         import psycopg
 
         try:
@@ -251,15 +289,20 @@ class PostgresStore(SqlStore):
         except psycopg.Error as exc:
             raise StoreError(f"cannot connect to {_without_password(url)}: {exc}") from None
         super().__init__(connection)
-        self._create()
+        if create:
+            self._create()
 
 
-def open_store(where: str) -> Store:
-    """The store a URL or path names: ``postgresql://...``, ``sqlite:///path`` or a path."""
+def open_store(where: str, *, create: bool = True) -> Store:
+    """The store a URL or path names: ``postgresql://...``, ``sqlite:///path`` or a path.
+
+    ``create`` False opens it for reading only (the pit's history): it makes neither the
+    tables nor a SQLite file, so a read-only database account is enough.
+    """
     if where.startswith(("postgresql://", "postgres://")):
-        return PostgresStore(where)
+        return PostgresStore(where, create)
     path = where.removeprefix("sqlite://") if where.startswith("sqlite://") else where
-    return SqliteStore(Path(path))
+    return SqliteStore(Path(path), create)
 
 
 def _without_password(url: str) -> str:

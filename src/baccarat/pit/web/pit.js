@@ -27,6 +27,7 @@ import {
   withSendError,
   withSent,
 } from "./console.js";
+import { HistoryView } from "./history.js";
 
 const CONNECT_TIMEOUT_MS = 8000;
 const RECONNECT_PERIOD_MS = 2000;
@@ -78,6 +79,9 @@ class PitConsole {
     this.sequence = 0;
     this.scheduled = false;
     this.drawnReplies = null;
+    this.history = new HistoryView(() => {
+      $("layout").hidden = false;
+    });
     window.pit = this;
   }
 
@@ -160,6 +164,8 @@ class PitConsole {
     this.mayCommand = null;
     this.state = emptyConsole();
     this.cards.clear();
+    this.history.close();
+    $("layout").hidden = false;
     $("tables").replaceChildren();
     $("console").hidden = true;
     $("login").hidden = false;
@@ -331,6 +337,15 @@ class PitConsole {
       target: "_blank",
       textContent: "Live board",
     });
+    // A link, not a button: reading the history is not a command, open to every account.
+    const history = element("a", {
+      class: "history-link", href: "#", textContent: "History",
+      title: `${table}'s shoes and rounds, from the floor recorder`,
+    });
+    history.addEventListener("click", (event) => {
+      event.preventDefault();
+      this.showHistory(table);
+    });
     const limitInputs = {};
     const limitRows = LIMIT_BETS.map((bet) => {
       limitInputs[bet] = {
@@ -351,7 +366,7 @@ class PitConsole {
       root: element(
         "section", { class: "table-card", "data-table": table },
         element("header", {}, element("h2", { textContent: table }),
-          element("span", { class: "pill controller", "data-controller": "unknown" }), board),
+          element("span", { class: "pill controller", "data-controller": "unknown" }), history, board),
         summary, alarms, actions, limitsForm,
       ),
       summary, alarms, actions, limitInputs, currency, limitsStatus, setButton,
@@ -365,6 +380,11 @@ class PitConsole {
       this.setLimits(table, card);
     });
     return card;
+  }
+
+  showHistory(table) {
+    $("layout").hidden = true;
+    this.history.open(table);
   }
 
   drawCard(table, state, card) {

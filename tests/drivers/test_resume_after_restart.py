@@ -408,7 +408,11 @@ def test_any_mix_of_restarts_idle_and_losses_takes_every_card_once(
     dealt += last
     table.run(4.0)
     cards = table.cards()
-    assert table.gaps == []
+    lossy = any(action == "noise" for action, _ in steps)
+    # A lossy wire may lose every answer to the host's queries after a restart: the host
+    # then takes the device for version 1 (PROTOCOL.md 6.7) and names any skip as a gap.
+    # That is a false alarm, never a silent loss: the cards below must all be there.
+    assert table.gaps == [] or (lossy and all("version 1" in g.detail for g in table.gaps))
     if fresh_from is None:
         assert cards == dealt
     else:  # the fresh host took over at the oldest card the device still had

@@ -291,8 +291,9 @@ class Table:
         self.outbox.put(OutMessage(self.config.topic(FAULT_TOPIC), encoded(alarm), retain=True))
         status = fault_status(self.fault, table=self.config.table)
         self.publisher.status_on_connect = status  # and on a connection not yet made
-        if self.publisher.connected.is_set():
-            self.outbox.put(OutMessage(self.publisher.status_topic, status, retain=True))
+        # queued as well, whatever the connection's state: a connection being made as the
+        # fault comes may already have said "online" (the same body twice does no harm)
+        self.outbox.put(OutMessage(self.publisher.status_topic, status, retain=True))
 
     # ------------------------------------------------------------------ inputs
 

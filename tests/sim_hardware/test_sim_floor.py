@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -76,8 +77,9 @@ async def test_three_tables_publish_and_stop_cleanly(
                 os.killpg(sim.pid, signal.SIGINT)
             output, _ = await asyncio.to_thread(sim.communicate, timeout=60)
         finally:
-            if sim.poll() is None:
-                sim.kill()
+            if sim.poll() is None:  # the test failed: its daemons (same group) go with it
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(sim.pid, signal.SIGKILL)
                 sim.wait()
     assert sim.returncode == 0, output
     assert sorted(by_table) == list(TABLES)

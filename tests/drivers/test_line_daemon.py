@@ -176,3 +176,31 @@ def restart_alarms(board: Recorder) -> list[dict[str, Any]]:
         body for body in board.by_seq().values()
         if body.get("type") == "alarm" and body["kind"] == "restart_in_round"
     ]
+
+
+async def test_a_stop_in_the_middle_of_a_burst_loses_no_card_already_read(
+    tmp_path: Path, mosquitto: Mosquitto
+) -> None:
+    """SIGTERM while cards read from the port still wait to be journaled: they are taken.
+
+    A line shoe cannot send a card again, so whatever the daemon has read must be
+    recorded before it stops; what is still in the port is read at the next start.
+    """
+    shoe_path = str(tmp_path / "shoe")
+    dealt = shuffled_shoe(8, seed=11)[:150]
+    async with VirtualShoe(shoe_path, "line", baud=115200) as shoe:
+        daemon = line_daemon(tmp_path, mosquitto, shoe_path, 115200)
+        try:
+            async with Recorder(mosquitto) as board, mosquitto.client() as pit:
+                await open_shoe(daemon, board, pit)
+                for card in dealt:  # a burst: faster than a card is journaled
+                    shoe.send(CardDrawn(card))
+                await board.wait_for(cards_published(5), WITHIN)
+                await asyncio.to_thread(daemon.stop)
+                await asyncio.to_thread(daemon.start)
+                await board.wait_for(cards_published(len(dealt)), WITHIN)
+        finally:
+            daemon.close()
+    taken = [m["card"] for m in replay_journal(daemon) if m["type"] == "card"]
+    assert taken == [str(c) for c in dealt]
+    assert codes(board.bodies("card")) == [str(c) for c in dealt]

@@ -78,6 +78,8 @@ BAD_DATA_INTERVAL: Final = 1.0
 """Seconds: at most one bad_data alarm this often; rejected bytes in between are summed."""
 READY_TIMEOUT: Final = 5.0
 """Seconds to wait for the first device and broker attempts before READY=1."""
+DEVICE_DRAIN_TIMEOUT: Final = 2.0
+"""Seconds, on stop, to journal the events the device source has already read."""
 DRAIN_TIMEOUT: Final = 3.0
 """Seconds, on stop, to publish what is still in the outbox."""
 FAULT_REPORT_TIMEOUT: Final = 10.0
@@ -487,7 +489,10 @@ class Table:
             log.info("stopping: closing the device")
             sdnotify.stopping(None if self.fault is None else f"journal fault: {self.fault}")
             if device is not None:
-                await device.stop()
+                await device.stop()  # the source ends after the events it has read:
+                reading = next(t for t in tasks if t.get_name() == "device")
+                with contextlib.suppress(TimeoutError):  # a line shoe cannot send them again
+                    await asyncio.wait_for(asyncio.shield(reading), DEVICE_DRAIN_TIMEOUT)
             for task in tasks:
                 if task.get_name() not in ("publisher", "cursor"):
                     task.cancel()

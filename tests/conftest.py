@@ -1,4 +1,4 @@
-"""Fixtures for the whole suite: no thread left behind, and real mosquitto brokers."""
+"""Fixtures for the whole suite: no thread left behind, real mosquitto brokers, a PostgreSQL."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from support.mosquitto import Mosquitto, MosquittoFactory
+from support.postgres import Postgres
 
 THREAD_GRACE = 2.0  # seconds a test's threads get to finish after it
 
@@ -64,3 +65,20 @@ def mosquitto_factory(tmp_path: Path) -> Iterator[MosquittoFactory]:
 def mosquitto(mosquitto_factory: MosquittoFactory) -> Mosquitto:
     """A started broker that lets anyone in (no password, no ACL), on a free loopback port."""
     return mosquitto_factory()
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Postgres]:
+    """A started private PostgreSQL cluster on a free loopback port, for the whole session."""
+    cluster = Postgres().start()
+    yield cluster
+    cluster.close()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A new empty floor database of each kind: a SQLite file, a PostgreSQL database."""
+    if request.param == "sqlite":
+        return str(tmp_path / "floor.db")
+    cluster: Postgres = request.getfixturevalue("postgres")
+    return cluster.new_database()

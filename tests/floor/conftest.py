@@ -1,31 +1,12 @@
-"""Fixtures for the floor: a private PostgreSQL cluster (one per test session) and stores."""
+"""Fixtures for the floor: a store on each kind of database (tests/conftest.py has them)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from baccarat.floor.store import Store, open_store
-from support.postgres import Postgres
-
-
-@pytest.fixture(scope="session")
-def postgres() -> Iterator[Postgres]:
-    """A started PostgreSQL cluster on a free loopback port, for the whole session."""
-    cluster = Postgres().start()
-    yield cluster
-    cluster.close()
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A new empty database of each kind: a SQLite file, a PostgreSQL database."""
-    if request.param == "sqlite":
-        return str(tmp_path / "floor.db")
-    cluster: Postgres = request.getfixturevalue("postgres")
-    return cluster.new_database()
 
 
 @pytest.fixture

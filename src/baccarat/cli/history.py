@@ -8,13 +8,12 @@ recorder's database (:mod:`baccarat.floor.history`), or from a file of message J
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import sys
 from collections.abc import Iterator
 from typing import Any
 
-from baccarat.floor.history import gaps, rounds, to_csv
+from baccarat.floor.history import gaps, parse_time, rounds, to_csv
 from baccarat.floor.store import StoreError, open_store
 
 
@@ -34,16 +33,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _time(text: str) -> float:
     try:
-        return float(text)
-    except ValueError:
-        pass
-    try:
-        moment = dt.datetime.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a time: {text!r}") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.UTC)
-    return moment.timestamp()
+        return parse_time(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def run(args: argparse.Namespace) -> int:

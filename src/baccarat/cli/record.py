@@ -14,8 +14,9 @@ import sys
 from pathlib import Path
 
 from baccarat import logs
+from baccarat.boards.feed import parse_broker
 from baccarat.floor.recorder import BrokerAddress, Recorder
-from baccarat.floor.store import StoreError, open_store
+from baccarat.floor.store import Store, StoreError, open_store
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,7 +41,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Record until SIGTERM or SIGINT."""
     logs.configure(args.log_level, args.log_format)
-    host, _, port = args.broker.rpartition(":") if ":" in args.broker else (args.broker, "", "")
+    try:
+        host, port = parse_broker(args.broker)
+    except ValueError as exc:
+        print(f"baccarat record: --broker: {exc}", file=sys.stderr)
+        return 2
     password = None
     if args.password_file is not None:
         try:
@@ -49,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"baccarat record: {args.password_file}: {exc.strerror}", file=sys.stderr)
             return 2
     broker = BrokerAddress(
-        host=host or args.broker, port=int(port or 1883), username=args.username,
+        host=host, port=port, username=args.username,
         password=password, client_id=args.client_id,
     )
     try:
@@ -64,12 +69,12 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _record(broker: BrokerAddress, store: object, prefix: str) -> None:
+async def _record(broker: BrokerAddress, store: Store, prefix: str) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    recorder = Recorder(broker, store, prefix=prefix)  # type: ignore[arg-type]
+    recorder = Recorder(broker, store, prefix=prefix)
     await recorder.run(stop)
     c = recorder.counters
     logging.getLogger("baccarat.floor").info(

@@ -50,6 +50,12 @@ They and every alarm with corrections (open until settled) are the open alarms o
 retained ``alarms`` topic; any other alarm is a one-off notice and is never open.
 """
 
+RECOVERS: Final[dict[DeviceReportKind, DeviceReportKind]] = {
+    "link_up": "link_down",
+    "publish_accepted": "publish_refused",
+}
+"""The report that ends each lasting alarm: report -> the report that raised it."""
+
 LISTED_AT_MOST: Final = 3
 """Alarms, or cards, that a text names before it says "and N more"."""
 

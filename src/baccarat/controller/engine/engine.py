@@ -38,6 +38,7 @@ from baccarat.controller.engine.inputs import (
     Declare,
     Demo,
     DeviceReport,
+    DeviceReportKind,
     DrawCard,
     EndShoe,
     Exposed,
@@ -108,10 +109,10 @@ class Engine:
         self.roads: Roads | None = Roads() if roads else None
         self.recall: deque[RecalledRound] = deque(maxlen=RECALL_ROUNDS)
         self._last_shoe_number = 0
-        self._link_alarm: Alarm | None = None
+        self._lasting: dict[DeviceReportKind, Alarm] = {}
+        """The open lasting device alarm of each report that raised it (``link_down``...)."""
         self._open_alarms: dict[int, Alarm] = {}
         """Every open alarm by id, oldest first: what the retained ``alarms`` lists."""
-        self._refusal_alarm: Alarm | None = None
         self._out: list[Message] = []
         self._ts: float | None = None
         self._origin: str | None = None
@@ -984,36 +985,25 @@ class Engine:
         self._emit_shoe()
 
     def _on_device(self, inp: DeviceReport) -> None:
-        if inp.kind in ("publish_refused", "publish_accepted"):
-            self._on_publish_report(inp)
-            return
-        if inp.kind == "link_up":
-            alarm, self._link_alarm = self._link_alarm, None
+        """A device's report: an alarm, or the end of a lasting one (``link_up``...)."""
+        raised_by = alarms.RECOVERS.get(inp.kind)
+        if raised_by is not None:
+            alarm = self._lasting.pop(raised_by, None)
             if alarm is not None:
-                self._clear(alarm, "link_up", None)
+                self._clear(alarm, inp.kind, None)
             return
-        if inp.kind == "link_down" and self._link_alarm is not None:
-            return  # already down: one alarm until it is back
+        if inp.kind in self._lasting:
+            return  # already open: one alarm until its device recovers
         kind = alarms.DEVICE_ALARM[inp.kind]
         rnd = self._open_round() if inp.kind == "restart" else None  # the round to check
         alarm = self._raise(kind, inp.text or kind.replace("_", " "), [], owner=rnd)
-        if inp.kind == "link_down":
-            self._link_alarm = alarm
-
+        if kind in alarms.LASTING:
+            self._lasting[inp.kind] = alarm
 
     @property
     def publish_refused(self) -> bool:
         """A ``publish_refused`` alarm is open (the broker refused the table's messages)."""
-        return self._refusal_alarm is not None
-
-    def _on_publish_report(self, inp: DeviceReport) -> None:
-        """The broker refuses the table's messages: one alarm, open until it accepts them."""
-        if inp.kind == "publish_accepted":
-            alarm, self._refusal_alarm = self._refusal_alarm, None
-            if alarm is not None:
-                self._clear(alarm, "publish_accepted", None)
-        elif self._refusal_alarm is None:
-            self._refusal_alarm = self._raise("publish_refused", inp.text or "publish refused", [])
+        return "publish_refused" in self._lasting
 
 
 def _listed(open_alarms: list[Alarm]) -> str:

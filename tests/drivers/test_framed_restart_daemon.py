@@ -224,3 +224,46 @@ async def test_a_gap_the_host_cannot_fill_is_an_alarm_within_seconds(
     expected = [str(card) for card in CARDS[:2] + CARDS[4:6]]
     assert published_cards(board) == expected
     assert journal_cards(daemon) == expected
+
+
+def deaf_alarms(board: Recorder) -> list[dict[str, object]]:
+    return [body for body in board.bodies("alarm") if body.get("kind") == "shoe_deaf"]
+
+
+async def test_a_shoe_that_does_not_hear_the_controller_is_an_alarm_until_it_does(
+    tmp_path: Path, mosquitto: Mosquitto
+) -> None:
+    """The line towards the shoe breaks: its frames come, the controller's ACKs do not go.
+
+    The shoe then sends its window again and again and no card gets through: a lasting
+    ``shoe_deaf`` alarm within seconds, cleared once the line is back; no card is lost
+    or taken twice.
+    """
+    profile = str(profile_file(tmp_path))
+    shoe_path = str(tmp_path / "shoe")
+    async with VirtualShoe(shoe_path, "framed", baud=BAUD) as shoe:
+        daemon = Daemon(tmp_path, mosquitto, device=shoe_path, baud=BAUD, profile=profile)
+        try:
+            async with Recorder(mosquitto) as board:
+                await asyncio.to_thread(daemon.start)
+                shoe.send(ShoeInserted())
+                await deal(shoe, CARDS[:3])
+                await board.wait_for(cards_published(3), WITHIN)
+                shoe.deaf = True  # the line towards the shoe is cut
+                broke = time.monotonic()
+                await deal(shoe, CARDS[3:5])
+                await board.wait_for(lambda b: bool(deaf_alarms(b)), WITHIN + 10)
+                noticed = time.monotonic() - broke
+                shoe.deaf = False
+                await board.wait_for(lambda b: any(
+                    c.get("kind") == "shoe_deaf" for c in b.bodies("alarm_cleared")), WITHIN)
+                await deal(shoe, CARDS[5:])
+                await board.wait_for(cards_published(len(CARDS)), WITHIN)
+        finally:
+            daemon.close()
+    (alarm,) = deaf_alarms(board)
+    assert alarm["lasting"] is True
+    assert "does not hear" in str(alarm["text"])
+    assert noticed < 25, f"noticed {noticed:.1f} s after the line broke"
+    assert published_cards(board) == [str(c) for c in CARDS]
+    assert journal_cards(daemon) == [str(c) for c in CARDS]

@@ -78,6 +78,11 @@ BAD_DATA_INTERVAL: Final = 1.0
 """Seconds: at most one bad_data alarm this often; rejected bytes in between are summed."""
 READY_TIMEOUT: Final = 5.0
 """Seconds to wait for the first device and broker attempts before READY=1."""
+DEAF_WINDOW: Final = 5.0
+"""Seconds in which a framed shoe that sends only frames already taken, and nothing new,
+counts as not hearing the controller's acknowledgements."""
+DEAF_REPEATS: Final = 3
+"""Frames sent again within :data:`DEAF_WINDOW` that make it so."""
 DEVICE_DRAIN_TIMEOUT: Final = 2.0
 """Seconds, on stop, to journal the events the device source has already read."""
 DRAIN_TIMEOUT: Final = 3.0
@@ -481,6 +486,8 @@ class Table:
             ]
             if device is not None:
                 tasks.append(group.create_task(self._read_device(device), name="device"))
+                if self.config.device.protocol == "framed":
+                    tasks.append(group.create_task(self._deaf_watch(device), name="deaf"))
             if self.metrics is not None:
                 metrics = serve_metrics(self.metrics, self.config.metrics.host,
                                         self.config.metrics.port)
@@ -539,6 +546,40 @@ class Table:
                     self.on_device_event(event)
             except JournalError:
                 return
+
+    async def _deaf_watch(self, device: DeviceSource) -> None:
+        """A shoe that repeats what it sent and sends nothing new does not hear us: alarm.
+
+        Its frames reach the controller (the link is up) but the controller's ACKs do not
+        reach it (the cable's line towards the shoe), so it sends its window again and
+        again and no card gets through. ``shoe_deaf`` is raised once, retained while it
+        lasts, and cleared by the first new frame.
+        """
+        before = dict(device.counters)
+        deaf = False
+        while True:
+            await asyncio.sleep(DEAF_WINDOW)
+            now_counters = dict(device.counters)
+            repeated = now_counters.get("duplicates", 0) - before.get("duplicates", 0)
+            new = now_counters.get("events", 0) - before.get("events", 0)
+            before = now_counters
+            if not deaf and repeated >= DEAF_REPEATS and new == 0:
+                deaf = True
+                text = (
+                    f"the shoe sent {repeated} frames again and nothing new in"
+                    f" {DEAF_WINDOW:.0f} s: it does not hear the controller's acknowledgements"
+                    " (check the cable's line towards the shoe)"
+                )
+                log.error("device: %s", text)
+                self._report(DeviceReport("shoe_deaf", text, ts=self.now()))
+            elif deaf and new:
+                deaf = False
+                log.info("device: the shoe hears the controller again")
+                self._report(DeviceReport("shoe_hears", ts=self.now()))
+
+    def _report(self, report: DeviceReport) -> None:
+        with contextlib.suppress(JournalError):  # handle has stopped the table
+            self.handle(report)
 
     async def _ready(self) -> None:
         with contextlib.suppress(TimeoutError):

@@ -41,6 +41,7 @@ AlarmKind = Literal[
     "clock_behind",
     "sequence_gap",
     "publish_refused",
+    "shoe_deaf",
 ]
 Correction = Literal["accept_as_burn", "void", "deal", "declare", "burn", "open"]
 ShoePhase = Literal["burning", "ready", "in_round", "closed"]

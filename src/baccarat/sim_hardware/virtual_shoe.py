@@ -165,6 +165,8 @@ class VirtualShoe:
         heartbeat_interval: float | None = HEARTBEAT_INTERVAL,
     ) -> None:
         self.link = Path(link)
+        self.deaf = False
+        """True: what the host writes is lost (a broken line towards the shoe)."""
         self.codec: Codec = get_codec(protocol)
         self.baud = baud
         self.faults = FaultInjector(faults)
@@ -321,6 +323,8 @@ class VirtualShoe:
             log.warning("%s: reading the pty failed (%s); no more ACKs", self.link, exc)
             asyncio.get_running_loop().remove_reader(self._master)
             return
+        if self.deaf:
+            return  # the line towards the shoe is broken: the host's bytes never arrive
         released = self.sender.receive(data)
         if released or self.sender.answers_due:
             self._wakeup.set()

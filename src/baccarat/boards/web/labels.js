@@ -100,6 +100,7 @@ export const ALARM_KINDS = {
   clock_behind: ["Clock set back", "時鐘倒退", "时钟倒退"],
   sequence_gap: ["Shoe frames lost", "牌靴訊框遺失", "牌靴帧丢失"],
   publish_refused: ["Broker refuses messages", "代理伺服器拒收訊息", "代理服务器拒收消息"],
+  shoe_deaf: ["Shoe does not hear the controller", "牌靴收不到控制器訊號", "牌靴收不到控制器信号"],
 };
 
 // The page's language modes: which of the three texts show. `both` is the default; `zh`

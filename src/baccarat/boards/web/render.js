@@ -17,7 +17,7 @@ const RANKS = { T: "10" };
 const LETTERS = { banker: ["B", "莊", "庄"], player: ["P", "閒", "闲"], tie: ["T", "和", "和"] };
 const PIT_ALARMS_SHOWN = 1;
 /** Alarms about the table's link rather than a round: the players' notice says "table". */
-const TABLE_ALARMS = new Set(["link_down", "device_fault", "bad_data", "journal_damaged", "sequence_gap"]);
+const TABLE_ALARMS = new Set(["link_down", "device_fault", "bad_data", "journal_damaged", "sequence_gap", "shoe_deaf"]);
 const ROAD_IDS = {
   bead_plate: "bead-plate",
   big_road: "big-road",

@@ -92,7 +92,7 @@ export function cardsLeft(state) {
  * journal) are never cleared and do not stop play: they are for the pit's view only.
  */
 export function blockingAlarms(alarms) {
-  return alarms.filter((a) => a.kind === "link_down" || (Array.isArray(a.corrections) && a.corrections.length > 0));
+  return alarms.filter((a) => a.kind === "link_down" || a.kind === "shoe_deaf" || (Array.isArray(a.corrections) && a.corrections.length > 0));
 }
 
 export function lastResult(state) {

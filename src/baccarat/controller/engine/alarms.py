@@ -27,6 +27,7 @@ ARTICLE: Final[dict[AlarmKind, str]] = {
     "clock_behind": "device",
     "sequence_gap": "device",
     "publish_refused": "device",
+    "shoe_deaf": "device",
 }
 """The article of the rules (or ``device``) that each kind of alarm cites."""
 
@@ -39,11 +40,12 @@ DEVICE_ALARM: Final[dict[DeviceReportKind, AlarmKind]] = {
     "clock": "clock_behind",
     "sequence_gap": "sequence_gap",
     "publish_refused": "publish_refused",
+    "shoe_deaf": "shoe_deaf",
 }
 """The alarm a device report raises (``link_up`` clears ``link_down`` instead, and
 ``publish_accepted`` clears ``publish_refused``)."""
 
-LASTING: Final[frozenset[AlarmKind]] = frozenset({"link_down", "publish_refused"})
+LASTING: Final[frozenset[AlarmKind]] = frozenset({"link_down", "publish_refused", "shoe_deaf"})
 """Alarms with no correction that stay open until their device recovers (``link_up``).
 
 They and every alarm with corrections (open until settled) are the open alarms of the
@@ -53,6 +55,7 @@ retained ``alarms`` topic; any other alarm is a one-off notice and is never open
 RECOVERS: Final[dict[DeviceReportKind, DeviceReportKind]] = {
     "link_up": "link_down",
     "publish_accepted": "publish_refused",
+    "shoe_hears": "shoe_deaf",
 }
 """The report that ends each lasting alarm: report -> the report that raised it."""
 

@@ -172,7 +172,7 @@ class EndShoe(Input):
 
 DeviceReportKind = Literal[
     "link_down", "link_up", "fault", "bad_data", "journal", "restart", "clock", "sequence_gap",
-    "publish_refused", "publish_accepted",
+    "publish_refused", "publish_accepted", "shoe_deaf", "shoe_hears",
 ]
 
 

@@ -361,5 +361,11 @@ async def test_a_second_host_takes_the_shoe_where_the_first_left_it(record: str)
     if record == "kept":
         assert taken + rest == shuffler.shoe
     else:
-        assert rest[0] == taken[-1]  # the shuffler's oldest unacknowledged card
-        assert taken + rest[1:] == shuffler.shoe
+        # The shuffler's oldest unacknowledged card: the 20th, or an earlier one if the
+        # writer thread had not yet written its acknowledgement when the first host
+        # stopped (a busy machine). Taken again, never skipped: a host with no record
+        # cannot tell a card it had from a new one.
+        assert taken == shuffler.shoe[:20]
+        first = shuffler.shoe.index(rest[0])  # one deck: every card once
+        assert first <= 19, (first, rest[0])
+        assert rest == shuffler.shoe[first:first + len(rest)]

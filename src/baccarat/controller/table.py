@@ -72,8 +72,11 @@ log = logging.getLogger("baccarat.daemon")
 RETAINED: Final = frozenset({"shoe", "round", "roads", "recall", "alarms"})
 """Topics that hold state: retained, so a board that connects late sees it at once."""
 CURSOR_FILE: Final = "published"
-CURSOR_INTERVAL: Final = 0.5
-"""Seconds between writes of the published cursor (it is a hint; duplicates are allowed)."""
+CURSOR_INTERVAL: Final = 2.0
+"""Seconds between writes of the published cursor. It is a hint: after a crash, the
+messages of at most these last seconds are published again, and subscribers drop them by
+their ``seq``. Written every half second it took a tenth of a dealing daemon's CPU
+(bench/README.md, "The floor")."""
 BAD_DATA_INTERVAL: Final = 1.0
 """Seconds: at most one bad_data alarm this often; rejected bytes in between are summed."""
 READY_TIMEOUT: Final = 5.0

@@ -2,7 +2,8 @@
 
 For each number of tables N: a fresh mosquitto (the floor broker: persistence on, a large
 queue per session, loopback, no TLS), ``baccarat record`` into a fresh database, a
-subscriber standing for the pit (``baccarat/+/#`` at QoS 1, here in this process), and
+subscriber standing for the pit (``baccarat/+/#`` at QoS 1 over MQTT 5, as the console
+subscribes, on a paho thread of this process), and
 ``baccarat sim floor --tables N`` (N real ``baccarat run`` daemons, each with a virtual
 framed shoe dealing a card every ``--pace`` seconds: 0.2 is five cards a second, ten
 times a real table). After a warm-up, for ``--seconds``:

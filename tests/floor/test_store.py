@@ -35,6 +35,33 @@ def test_the_same_seq_with_another_body_is_a_conflict_kept_aside(store: Store) -
     assert [b["card"] for _, b in store.messages()] == ["9S"]
 
 
+def test_a_batch_mixing_new_repeated_and_conflicting_messages_counts_each(store: Store) -> None:
+    """The whole batch is sent at once; one stored before sends it again row by row."""
+    store.add([received("T1", card(1, "9S")), received("T1", card(2, "AH"))])
+    online = {"schema": 1, "type": "status", "state": "online", "table": "T1"}
+    result = store.add([
+        received("T1", card(3, "2C")),   # new
+        received("T1", card(2, "AH")),   # a repeat, as after a reconnection
+        received("T1", card(1, "KD")),   # the same seq with another body
+        received("T1", online, "status"),
+        received("T1", card(4, "3D")),   # new, then repeated within the batch
+        received("T1", card(4, "3D")),
+    ])
+    assert (result.stored, result.duplicates, result.conflicts, result.statuses) == (2, 2, 1, 1)
+    assert [(b["seq"], b["card"]) for _, b in store.messages()] == [
+        (1, "9S"), (2, "AH"), (3, "2C"), (4, "3D")
+    ]
+    assert store.count() == 4
+
+
+def test_an_all_new_batch_is_stored_whole(store: Store) -> None:
+    batch = [received(f"T{n % 3}", card(n)) for n in range(1, 301)]
+    result = store.add(batch)
+    assert (result.stored, result.duplicates, result.conflicts) == (300, 0, 0)
+    assert store.count() == 300
+    assert sorted(b["seq"] for _, b in store.messages(table="T1")) == list(range(1, 301, 3))
+
+
 def test_status_is_kept_as_the_latest_and_is_not_a_message(store: Store) -> None:
     online = {"schema": 1, "type": "status", "state": "online", "table": "T1"}
     result = store.add([received("T1", online, "status"), received("T1", online, "status")])

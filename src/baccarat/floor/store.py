@@ -116,6 +116,30 @@ class Store(Protocol):
         ...
 
 
+INSERT_MESSAGE: Final = (
+    "INSERT INTO messages (tbl, seq, topic, type, shoe, round, ts, received, body)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tbl, seq) DO NOTHING"
+)
+UPSERT_STATUS: Final = (
+    "INSERT INTO status (tbl, received, body) VALUES (?, ?, ?)"
+    " ON CONFLICT (tbl) DO UPDATE SET received = EXCLUDED.received, body = EXCLUDED.body"
+)
+
+
+class _RepeatedError(Exception):
+    """A batch held messages stored before: it is stored again one by one."""
+
+
+def _row(message: Received) -> tuple[Any, ...]:
+    """The ``messages`` row of an engine message (one with a ``seq``)."""
+    body = message.body
+    return (
+        message.table, message.seq, message.topic, str(body.get("type", "")),
+        _int_or_none(body.get("shoe")), _int_or_none(body.get("round")),
+        _float_or_none(body.get("ts")), message.received, message.payload,
+    )
+
+
 class SqlStore:
     """The SQL both databases share; ``mark`` is the driver's parameter placeholder."""
 
@@ -145,39 +169,46 @@ class SqlStore:
             cursor.close()
 
     def add(self, batch: Sequence[Received]) -> AddResult:
-        """Store a batch in one transaction; durable when this returns."""
-        result = AddResult()
-        with self._transaction() as cursor:
-            for message in batch:
-                self._add_one(cursor, message, result)
-        return result
+        """Store a batch in one transaction; durable when this returns.
+
+        The usual batch is all new: it goes in with one ``executemany`` per statement (on
+        PostgreSQL, psycopg pipelines it: one round trip, not one per message). If fewer rows
+        went in than were sent, some were stored before (a repeat after a reconnection, or a
+        conflict): that transaction is rolled back and the batch stored one message at a
+        time, each repeat told from a conflict by its body.
+        """
+        messages = [m for m in batch if m.seq is not None]
+        statuses = [m for m in batch if m.seq is None and m.topic.endswith("/status")]
+        try:
+            with self._transaction() as cursor:
+                if messages:
+                    cursor.executemany(self._q(INSERT_MESSAGE), [_row(m) for m in messages])
+                    if cursor.rowcount != len(messages):
+                        raise _RepeatedError  # noqa: TRY301 - rolls the transaction back
+                if statuses:
+                    cursor.executemany(
+                        self._q(UPSERT_STATUS),
+                        [(m.table, m.received, m.payload) for m in statuses],
+                    )
+        except _RepeatedError:
+            result = AddResult()
+            with self._transaction() as cursor:
+                for message in batch:
+                    self._add_one(cursor, message, result)
+            return result
+        return AddResult(stored=len(messages), statuses=len(statuses))
 
     def _add_one(self, cursor: Any, message: Received, result: AddResult) -> None:
         seq = message.seq
         if seq is None:
             if message.topic.endswith("/status"):
                 cursor.execute(
-                    self._q(
-                        "INSERT INTO status (tbl, received, body) VALUES (?, ?, ?)"
-                        " ON CONFLICT (tbl) DO UPDATE SET received = EXCLUDED.received,"
-                        " body = EXCLUDED.body"
-                    ),
-                    (message.table, message.received, message.payload),
+                    self._q(UPSERT_STATUS), (message.table, message.received, message.payload)
                 )
                 result.statuses += 1
             return
         body = message.body
-        cursor.execute(
-            self._q(
-                "INSERT INTO messages (tbl, seq, topic, type, shoe, round, ts, received, body)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tbl, seq) DO NOTHING"
-            ),
-            (
-                message.table, seq, message.topic, str(body.get("type", "")),
-                _int_or_none(body.get("shoe")), _int_or_none(body.get("round")),
-                _float_or_none(body.get("ts")), message.received, message.payload,
-            ),
-        )
+        cursor.execute(self._q(INSERT_MESSAGE), _row(message))
         if cursor.rowcount == 1:
             result.stored += 1
             return

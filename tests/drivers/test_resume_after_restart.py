@@ -12,7 +12,7 @@ import random
 from collections.abc import Callable
 from pathlib import Path
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from baccarat.cards import ALL_CARDS, parse_card
@@ -56,10 +56,17 @@ class Table:
     def clock(self) -> float:
         return self.now
 
-    def restart_host(self, *, fresh: bool = False) -> None:
-        """The host stops and starts again, resuming after the last frame it recorded."""
+    def restart_host(self, *, fresh: bool = False, after: str = "recorded") -> None:
+        """The host stops and starts again, resuming after the last frame it recorded.
+
+        ``after="handled"``: after the last frame it took, heartbeats included, as the
+        daemon does with its ``device-position`` file (minutes of heartbeats bring the
+        8-bit frame number round to the one recorded last).
+        """
         self.host = FramedDecoder(clock=self.clock)
         last = [e.seq for e in self.recorded if e.seq is not None]
+        if after == "handled" and self.taken:
+            last = self.taken
         if last and not fresh:
             self.host.resume_after(last[-1])
 
@@ -167,6 +174,30 @@ def test_restart_with_the_last_record_unacknowledged_drops_the_duplicates() -> N
     assert table.cards() == CARDS[:5]
     assert table.host.counters["duplicates"] == 0  # held, then placed past them
     assert 5 in acked(table.host_bytes_out[-3:])  # the last recorded, so the device forgets it
+
+
+def test_a_restart_after_the_frame_number_came_round_resumes_after_the_last_handled() -> None:
+    """Over 255 heartbeats after the last card: its number is a new frame's again.
+
+    Resumed after the last frame recorded, the host took the device's new frame of that
+    number for the card it recorded, acknowledged it and the three before it as
+    duplicates: four cards gone without a word (a property test found it). The daemon
+    resumes after the last frame it handled (its ``device-position`` file).
+    """
+    for after, lost in (("recorded", True), ("handled", False)):
+        table = Table(shoe(), answers=False)
+        deal(table, CARDS[:2])  # frames 1 and 2
+        table.run(250.0)  # heartbeats from 3 on: acknowledged, not recorded
+        while table.device.oldest_unacknowledged != 255:  # the next new frame is 255
+            table.run(TICK)
+        table.restart_host(after=after)
+        deal(table, CARDS[2:6])
+        table.run(6.0)
+        if lost:  # the decoder alone cannot tell: what the daemon no longer does
+            assert table.cards() != CARDS[:6]
+        else:
+            assert table.cards() == CARDS[:6]
+            assert table.gaps == []
 
 
 def test_restart_at_the_wrap_from_255_to_0() -> None:
@@ -389,7 +420,7 @@ def test_any_mix_of_restarts_idle_and_losses_takes_every_card_once(
             table.run(size * 1.0)  # up to 200 heartbeats
         elif action == "restart":
             table.run(0.1 * (size % 7))
-            table.restart_host()
+            table.restart_host(after="handled")  # as the daemon does
         elif action == "fresh":
             table.restart_host(fresh=True)
             fresh_from = len(table.recorded)
@@ -431,6 +462,10 @@ def test_any_mix_of_restarts_idle_and_losses_takes_every_card_once(
     ),
     st.randoms(use_true_random=False),
 )
+@example(  # found in CI: minutes of heartbeats brought the frame number round again
+    steps=[("deal", 1), ("idle", 77), ("noise", 5), ("idle", 178), ("restart", 2)],
+    rng=random.Random(0),
+)
 def test_a_version_1_device_loses_no_card_unseen(
     steps: list[tuple[str, int]], rng: random.Random
 ) -> None:
@@ -452,7 +487,7 @@ def test_a_version_1_device_loses_no_card_unseen(
             table.run(size * 1.0)
         elif action == "restart":
             table.run(0.1 * (size % 7))
-            table.restart_host()
+            table.restart_host(after="handled")  # as the daemon does
         else:
             table.lose = lambda _n, _frame: rng.random() > 0.3
             table.run(size % 5 + 1.0)

@@ -72,6 +72,12 @@ log = logging.getLogger("baccarat.daemon")
 RETAINED: Final = frozenset({"shoe", "round", "roads", "recall", "alarms"})
 """Topics that hold state: retained, so a board that connects late sees it at once."""
 CURSOR_FILE: Final = "published"
+DEVICE_FILE: Final = "device-position"
+"""Beside the journal: the device frame the controller handled last, heartbeats included,
+and the newest frame the journal held then. Heartbeats are acknowledged and not journaled,
+so after minutes of them the journal's newest frame number has come round again (it has
+256): a restart must resume after the frame acknowledged last, not the one recorded last
+(PROTOCOL.md 6.6). Written with the cursor."""
 CURSOR_INTERVAL: Final = 2.0
 """Seconds between writes of the published cursor. It is a hint: after a crash, the
 messages of at most these last seconds are published again, and subscribers drop them by
@@ -181,6 +187,10 @@ class Table:
         self.engine = Engine(self.profile)
         self.device_tried = asyncio.Event()
         self.last_device_seq: int | None = None
+        """Where the device resumes after a restart: the frame handled last, if known."""
+        self._recorded_device_seq: int | None = None  # the newest frame the journal holds
+        self._handled_device_seq: int | None = None  # the newest frame handled, heartbeats too
+        self._device_path = Path(config.journal.folder) / DEVICE_FILE
         self.fatal = asyncio.Event()
         """Set when the daemon cannot go on (the journal cannot be written)."""
         self.fault: str | None = None
@@ -204,7 +214,8 @@ class Table:
         """
         make_serializers()  # now, not at the first card
         report = self.journal.open()
-        self.last_device_seq = report.last_device_seq
+        self._recorded_device_seq = report.last_device_seq
+        self.last_device_seq = self._resume_point(report.last_device_seq)
         self.clock = TableClock(newest_time(report.inputs))
         cursor = self._read_cursor()
         older = older_messages(self.journal.folder, report.header, self.profile, cursor)
@@ -265,14 +276,44 @@ class Table:
         acked = self.outbox.acked_seq
         if acked is None:
             return
-        tmp = self._cursor_path.with_suffix(".tmp")
+        _replace_file(self._cursor_path, f"{acked}\n")
+
+    def write_device_position(self) -> None:
+        """Remember the device frame handled last and the newest the journal held then.
+
+        Atomic, no fsync, like the cursor; ``OSError`` if it cannot be written.
+        """
+        handled = self._handled_device_seq
+        if handled is None:
+            return
+        recorded = "-" if self._recorded_device_seq is None else str(self._recorded_device_seq)
+        _replace_file(self._device_path, f"{handled} {recorded}\n")
+
+    def _resume_point(self, recorded: int | None) -> int | None:
+        """The frame after which the device resumes.
+
+        The one handled last, if the file says which and the journal has recorded nothing
+        since; else the journal's newest.
+        """
         try:
-            tmp.write_text(f"{acked}\n", encoding="ascii")
-            os.replace(tmp, self._cursor_path)
-        except OSError:
-            with contextlib.suppress(OSError):
-                tmp.unlink(missing_ok=True)
-            raise
+            text = self._device_path.read_text(encoding="ascii").split()
+        except FileNotFoundError:
+            return recorded
+        except (OSError, UnicodeDecodeError) as exc:
+            log.warning("cannot read %s (%s): resuming after the journal's newest frame",
+                        self._device_path, exc)
+            return recorded
+        if (
+            len(text) != 2 or not text[0].isdigit() or int(text[0]) > 255
+            or not (text[1] == "-" or text[1].isdigit())
+        ):
+            log.warning("%s holds %r, not a device position: resuming after the journal's"
+                        " newest frame", self._device_path, " ".join(text)[:40])
+            return recorded
+        then = None if text[1] == "-" else int(text[1])
+        if recorded is not None and then != recorded:
+            return recorded  # frames were recorded after it was written: they are newer
+        return int(text[0])
 
     def stop_on_fault(self, reason: str, *, locked: bool = False) -> None:
         """The journal's folder failed: log it in one line and stop, publishing the fault.
@@ -375,6 +416,10 @@ class Table:
                 log.warning("device: %s refused: %s", inp.to_text(), outcome.refused)
         elif not isinstance(event, ev.Heartbeat):
             log.info("device: %s", event)
+        if event.seq is not None:  # handled (a journal fault raised before this)
+            self._handled_device_seq = event.seq
+            if inp is not None:
+                self._recorded_device_seq = event.seq
 
     def _rejected(self, event: ev.Rejected) -> None:
         """Sum rejected bytes into a ``bad_data`` alarm, at most one a BAD_DATA_INTERVAL."""
@@ -513,6 +558,7 @@ class Table:
             log.info("stopping: waiting for the tasks")
         try:
             self.write_cursor()
+            self.write_device_position()
         except OSError as exc:  # a hint only: a restart publishes more again, that is all
             level = logging.WARNING if self.fault is None else logging.DEBUG  # said already
             log.log(level, "cannot write %s: %s", self._cursor_path, exc.strerror or exc)
@@ -601,8 +647,12 @@ class Table:
             await asyncio.sleep(interval)
 
     async def _cursor_loop(self) -> None:
-        """Write the published cursor when it moved; a failed write is a fault."""
+        """Write the published cursor and the device position when they moved.
+
+        A failed write is a fault.
+        """
         last = None
+        last_handled = self._handled_device_seq
         while True:
             await asyncio.sleep(CURSOR_INTERVAL)
             self.now()  # a clock stepped back while no input comes is an alarm all the same
@@ -612,6 +662,14 @@ class Table:
                     self.write_cursor()
                 except OSError as exc:
                     reason = f"cannot write {self._cursor_path}: {exc.strerror or exc}"
+                    self.stop_on_fault(reason)
+                    return
+            if self._handled_device_seq != last_handled:
+                last_handled = self._handled_device_seq
+                try:
+                    self.write_device_position()
+                except OSError as exc:
+                    reason = f"cannot write {self._device_path}: {exc.strerror or exc}"
                     self.stop_on_fault(reason)
                     return
 
@@ -635,6 +693,18 @@ class Table:
         except TimeoutError:
             if self.fault is not None:
                 log.warning("the broker did not take the fault within %.0f s", seconds)
+
+
+def _replace_file(path: Path, text: str) -> None:
+    """Write ``path`` whole or not at all (a file beside it, renamed over it; no fsync)."""
+    tmp = path.with_suffix(".tmp")
+    try:
+        tmp.write_text(text, encoding="ascii")
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise
 
 
 async def _first(*waits: Any) -> None:

@@ -77,7 +77,12 @@ DEVICE_FILE: Final = "device-position"
 and the newest frame the journal held then. Heartbeats are acknowledged and not journaled,
 so after minutes of them the journal's newest frame number has come round again (it has
 256): a restart must resume after the frame acknowledged last, not the one recorded last
-(PROTOCOL.md 6.6). Written with the cursor."""
+(PROTOCOL.md 6.6). Written every DEVICE_POSITION_INTERVAL, and at stop."""
+DEVICE_POSITION_INTERVAL: Final = 10.0
+"""Seconds between writes of ``device-position`` while running. The frames it lags behind
+are heartbeats (cards are in the journal, which is newer then); it must lag less than half
+the frame numbers' circle (128 heartbeats). Each write costs a daemon CPU: the cursor's,
+every half second, took a tenth of a dealing daemon's (bench/README.md, "The floor")."""
 CURSOR_INTERVAL: Final = 2.0
 """Seconds between writes of the published cursor. It is a hint: after a crash, the
 messages of at most these last seconds are published again, and subscribers drop them by
@@ -647,12 +652,13 @@ class Table:
             await asyncio.sleep(interval)
 
     async def _cursor_loop(self) -> None:
-        """Write the published cursor and the device position when they moved.
+        """Write the published cursor and (less often) the device position when they moved.
 
         A failed write is a fault.
         """
         last = None
         last_handled = self._handled_device_seq
+        since_device = 0.0
         while True:
             await asyncio.sleep(CURSOR_INTERVAL)
             self.now()  # a clock stepped back while no input comes is an alarm all the same
@@ -664,7 +670,10 @@ class Table:
                     reason = f"cannot write {self._cursor_path}: {exc.strerror or exc}"
                     self.stop_on_fault(reason)
                     return
-            if self._handled_device_seq != last_handled:
+            since_device += CURSOR_INTERVAL
+            moved = self._handled_device_seq != last_handled
+            if moved and since_device >= DEVICE_POSITION_INTERVAL:
+                since_device = 0.0
                 last_handled = self._handled_device_seq
                 try:
                     self.write_device_position()

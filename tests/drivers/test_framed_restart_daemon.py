@@ -267,3 +267,61 @@ async def test_a_shoe_that_does_not_hear_the_controller_is_an_alarm_until_it_doe
     assert noticed < 25, f"noticed {noticed:.1f} s after the line broke"
     assert published_cards(board) == [str(c) for c in CARDS]
     assert journal_cards(daemon) == [str(c) for c in CARDS]
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL"])
+async def test_a_restart_after_the_frame_number_came_round_takes_the_cards_dealt_meanwhile(
+    tmp_path: Path, mosquitto: Mosquitto, how: str
+) -> None:
+    """Minutes of heartbeats, then a restart while the dealer deals on.
+
+    The heartbeats bring the shoe's 8-bit frame number round, so that the cards dealt
+    while the daemon is down get the numbers of the last cards it journaled. Resumed after
+    the last frame journaled, the daemon took them for those and acknowledged them unseen
+    (cards lost without an alarm); it resumes after the last frame it handled
+    (``device-position``). The shoe beats every 15 ms, as it would every second for four
+    minutes. SIGKILL: the last 10 s at a heartbeat a second, so that the file (written
+    every 10 s) is behind by some of them, as it would be.
+    """
+    profile = str(profile_file(tmp_path))
+    shoe_path = str(tmp_path / "shoe")
+    async with VirtualShoe(shoe_path, "framed", baud=BAUD) as shoe:
+        daemon = Daemon(tmp_path, mosquitto, device=shoe_path, baud=BAUD, profile=profile)
+        try:
+            async with Recorder(mosquitto) as board:
+                await asyncio.to_thread(daemon.start)
+                shoe.send(ShoeInserted())
+                await deal(shoe, CARDS[:3])
+                await board.wait_for(cards_published(3), WITHIN)
+                async with asyncio.timeout(WITHIN):
+                    await shoe.drain()
+                after_last_card = shoe.sender.oldest_unacknowledged  # the last card's + 1
+                shoe.sender.heartbeat_interval = 0.015
+
+                def frames_since() -> int:
+                    return (shoe.sender.oldest_unacknowledged - after_last_card) & 0xFF
+
+                async with asyncio.timeout(WITHIN):  # SIGTERM: until 251 frames later
+                    while frames_since() < (240 if how == "SIGKILL" else 251):  # noqa: ASYNC110 - the shoe's counter has no event
+                        await asyncio.sleep(0.005)
+                shoe.sender.heartbeat_interval = HEARTBEAT_INTERVAL
+                if how == "SIGKILL":  # a heartbeat a second past a write of the file
+                    slow = time.monotonic()
+                    async with asyncio.timeout(WITHIN + 10.0):
+                        while frames_since() < 251 or time.monotonic() - slow < 10.5:  # noqa: ASYNC110
+                            await asyncio.sleep(0.05)
+                    await asyncio.to_thread(daemon.kill)
+                else:
+                    assert await asyncio.to_thread(daemon.stop) == 0
+                for card in CARDS[3:]:  # dealt while the daemon is down: five frames from
+                    shoe.send(CardDrawn(card))  # 251 on, the last journaled card's number
+                await asyncio.sleep(PACE)  # among them (and a heartbeat or two before)
+                await asyncio.to_thread(daemon.start)
+                await board.wait_for(cards_published(len(CARDS)), WITHIN)
+                async with asyncio.timeout(WITHIN):
+                    await shoe.drain()
+                assert await asyncio.to_thread(daemon.stop) == 0
+        finally:
+            daemon.close()
+    assert published_cards(board) == [str(card) for card in CARDS]
+    assert journal_cards(daemon) == [str(card) for card in CARDS]

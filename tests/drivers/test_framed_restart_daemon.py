@@ -11,9 +11,10 @@ the cards the journal holds.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -84,6 +85,24 @@ def is_card(frame: bytes, card: Card) -> bool:
     return body[2] == CARD and body[3:5] == bytes((card.rank, ord(card.suit)))
 
 
+@contextlib.asynccontextmanager
+async def dealing_table(
+    tmp_path: Path, mosquitto: Mosquitto
+) -> AsyncIterator[tuple[VirtualShoe, Daemon, Recorder]]:
+    """A framed shoe on a pty, the daemon started on it, a board; the shoe inserted."""
+    profile = str(profile_file(tmp_path))
+    shoe_path = str(tmp_path / "shoe")
+    async with VirtualShoe(shoe_path, "framed", baud=BAUD) as shoe:
+        daemon = Daemon(tmp_path, mosquitto, device=shoe_path, baud=BAUD, profile=profile)
+        try:
+            async with Recorder(mosquitto) as board:
+                await asyncio.to_thread(daemon.start)
+                shoe.send(ShoeInserted())
+                yield shoe, daemon, board
+        finally:
+            daemon.close()
+
+
 @pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL", "SIGTERM after minutes"])
 async def test_a_restart_after_an_idle_gap_takes_every_card_once(
     tmp_path: Path, mosquitto: Mosquitto, how: str
@@ -94,37 +113,28 @@ async def test_a_restart_after_an_idle_gap_takes_every_card_once(
     shoe's sequence is more than half the circle past the journal's last frame (the shoe
     beats every 15 ms for the 3 s, as it would every second for three minutes).
     """
-    profile = str(profile_file(tmp_path))
-    shoe_path = str(tmp_path / "shoe")
-    async with VirtualShoe(shoe_path, "framed", baud=BAUD) as shoe:
-        daemon = Daemon(tmp_path, mosquitto, device=shoe_path, baud=BAUD, profile=profile)
-        try:
-            async with Recorder(mosquitto) as board:
-                await asyncio.to_thread(daemon.start)
-                shoe.send(ShoeInserted())
-                await deal(shoe, CARDS[:4])
-                await board.wait_for(cards_published(4), WITHIN)
-                if how.endswith("minutes"):
-                    shoe.sender.heartbeat_interval = 0.015
-                await asyncio.sleep(3.0)  # idle: heartbeats only
-                shoe.sender.heartbeat_interval = HEARTBEAT_INTERVAL
-                if how == "SIGKILL":
-                    await asyncio.to_thread(daemon.kill)
-                else:
-                    assert await asyncio.to_thread(daemon.stop) == 0
-                spawned = time.monotonic()
-                await asyncio.to_thread(daemon.start)
-                ready = time.monotonic()
-                dealing = asyncio.create_task(deal(shoe, CARDS[4:]))
-                await board.wait_for(cards_published(5), FLOW_AGAIN + WITHIN)
-                flowing_after = time.monotonic() - ready
-                await dealing
-                await board.wait_for(cards_published(len(CARDS)), WITHIN)
-                async with asyncio.timeout(WITHIN):
-                    await shoe.drain()  # every frame acknowledged
-                assert await asyncio.to_thread(daemon.stop) == 0
-        finally:
-            daemon.close()
+    async with dealing_table(tmp_path, mosquitto) as (shoe, daemon, board):
+        await deal(shoe, CARDS[:4])
+        await board.wait_for(cards_published(4), WITHIN)
+        if how.endswith("minutes"):
+            shoe.sender.heartbeat_interval = 0.015
+        await asyncio.sleep(3.0)  # idle: heartbeats only
+        shoe.sender.heartbeat_interval = HEARTBEAT_INTERVAL
+        if how == "SIGKILL":
+            await asyncio.to_thread(daemon.kill)
+        else:
+            assert await asyncio.to_thread(daemon.stop) == 0
+        spawned = time.monotonic()
+        await asyncio.to_thread(daemon.start)
+        ready = time.monotonic()
+        dealing = asyncio.create_task(deal(shoe, CARDS[4:]))
+        await board.wait_for(cards_published(5), FLOW_AGAIN + WITHIN)
+        flowing_after = time.monotonic() - ready
+        await dealing
+        await board.wait_for(cards_published(len(CARDS)), WITHIN)
+        async with asyncio.timeout(WITHIN):
+            await shoe.drain()  # every frame acknowledged
+        assert await asyncio.to_thread(daemon.stop) == 0
     print(f"{how}: ready {ready - spawned:.2f} s after start, card {flowing_after:.2f} s later")
     assert flowing_after < FLOW_AGAIN, f"cards flowed again {flowing_after:.2f} s after ready"
     assert published_cards(board) == [str(card) for card in CARDS]
@@ -283,45 +293,36 @@ async def test_a_restart_after_the_frame_number_came_round_takes_the_cards_dealt
     minutes. SIGKILL: the last 10 s at a heartbeat a second, so that the file (written
     every 10 s) is behind by some of them, as it would be.
     """
-    profile = str(profile_file(tmp_path))
-    shoe_path = str(tmp_path / "shoe")
-    async with VirtualShoe(shoe_path, "framed", baud=BAUD) as shoe:
-        daemon = Daemon(tmp_path, mosquitto, device=shoe_path, baud=BAUD, profile=profile)
-        try:
-            async with Recorder(mosquitto) as board:
-                await asyncio.to_thread(daemon.start)
-                shoe.send(ShoeInserted())
-                await deal(shoe, CARDS[:3])
-                await board.wait_for(cards_published(3), WITHIN)
-                async with asyncio.timeout(WITHIN):
-                    await shoe.drain()
-                after_last_card = shoe.sender.oldest_unacknowledged  # the last card's + 1
-                shoe.sender.heartbeat_interval = 0.015
+    async with dealing_table(tmp_path, mosquitto) as (shoe, daemon, board):
+        await deal(shoe, CARDS[:3])
+        await board.wait_for(cards_published(3), WITHIN)
+        async with asyncio.timeout(WITHIN):
+            await shoe.drain()
+        after_last_card = shoe.sender.oldest_unacknowledged  # the last card's + 1
+        shoe.sender.heartbeat_interval = 0.015
 
-                def frames_since() -> int:
-                    return (shoe.sender.oldest_unacknowledged - after_last_card) & 0xFF
+        def frames_since() -> int:
+            return (shoe.sender.oldest_unacknowledged - after_last_card) & 0xFF
 
-                async with asyncio.timeout(WITHIN):  # SIGTERM: until 251 frames later
-                    while frames_since() < (240 if how == "SIGKILL" else 251):  # noqa: ASYNC110 - the shoe's counter has no event
-                        await asyncio.sleep(0.005)
-                shoe.sender.heartbeat_interval = HEARTBEAT_INTERVAL
-                if how == "SIGKILL":  # a heartbeat a second past a write of the file
-                    slow = time.monotonic()
-                    async with asyncio.timeout(WITHIN + 10.0):
-                        while frames_since() < 251 or time.monotonic() - slow < 10.5:  # noqa: ASYNC110
-                            await asyncio.sleep(0.05)
-                    await asyncio.to_thread(daemon.kill)
-                else:
-                    assert await asyncio.to_thread(daemon.stop) == 0
-                for card in CARDS[3:]:  # dealt while the daemon is down: five frames from
-                    shoe.send(CardDrawn(card))  # 251 on, the last journaled card's number
-                await asyncio.sleep(PACE)  # among them (and a heartbeat or two before)
-                await asyncio.to_thread(daemon.start)
-                await board.wait_for(cards_published(len(CARDS)), WITHIN)
-                async with asyncio.timeout(WITHIN):
-                    await shoe.drain()
-                assert await asyncio.to_thread(daemon.stop) == 0
-        finally:
-            daemon.close()
+        async with asyncio.timeout(WITHIN):  # SIGTERM: until 251 frames later
+            while frames_since() < (240 if how == "SIGKILL" else 251):  # noqa: ASYNC110 - the shoe's counter has no event
+                await asyncio.sleep(0.005)
+        shoe.sender.heartbeat_interval = HEARTBEAT_INTERVAL
+        if how == "SIGKILL":  # a heartbeat a second past a write of the file
+            slow = time.monotonic()
+            async with asyncio.timeout(WITHIN + 10.0):
+                while frames_since() < 251 or time.monotonic() - slow < 10.5:  # noqa: ASYNC110
+                    await asyncio.sleep(0.05)
+            await asyncio.to_thread(daemon.kill)
+        else:
+            assert await asyncio.to_thread(daemon.stop) == 0
+        for card in CARDS[3:]:  # dealt while the daemon is down: five frames from
+            shoe.send(CardDrawn(card))  # 251 on, the last journaled card's number
+        await asyncio.sleep(PACE)  # among them (and a heartbeat or two before)
+        await asyncio.to_thread(daemon.start)
+        await board.wait_for(cards_published(len(CARDS)), WITHIN)
+        async with asyncio.timeout(WITHIN):
+            await shoe.drain()
+        assert await asyncio.to_thread(daemon.stop) == 0
     assert published_cards(board) == [str(card) for card in CARDS]
     assert journal_cards(daemon) == [str(card) for card in CARDS]

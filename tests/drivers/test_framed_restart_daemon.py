@@ -202,31 +202,22 @@ async def test_a_gap_the_host_cannot_fill_is_an_alarm_within_seconds(
     tmp_path: Path, mosquitto: Mosquitto
 ) -> None:
     """The shoe loses two frames the controller never acknowledged: an alarm, then cards."""
-    profile = str(profile_file(tmp_path))
-    shoe_path = str(tmp_path / "shoe")
-    async with VirtualShoe(shoe_path, "framed", baud=BAUD) as shoe:
-        daemon = Daemon(tmp_path, mosquitto, device=shoe_path, baud=BAUD, profile=profile)
-        try:
-            async with Recorder(mosquitto) as board:
-                await asyncio.to_thread(daemon.start)
-                shoe.send(ShoeInserted())
-                await deal(shoe, CARDS[:2])
-                await board.wait_for(cards_published(2), WITHIN)
-                shoe.cut = lambda _frame: True  # the wire is cut ...
-                shoe.send(CardDrawn(CARDS[2]))
-                shoe.send(CardDrawn(CARDS[3]))
-                await asyncio.sleep(0.3)
-                assert shoe.sender.forget(2) == 2  # ... and the shoe forgets the two frames
-                shoe.cut = None
-                lost_at = time.monotonic()
-                dealing = asyncio.create_task(deal(shoe, CARDS[4:6]))
-                await board.wait_for(lambda b: bool(gap_alarms(b)), WITHIN)
-                alarm_after = time.monotonic() - lost_at
-                await dealing
-                await board.wait_for(cards_published(4), WITHIN)
-                assert await asyncio.to_thread(daemon.stop) == 0
-        finally:
-            daemon.close()
+    async with dealing_table(tmp_path, mosquitto) as (shoe, daemon, board):
+        await deal(shoe, CARDS[:2])
+        await board.wait_for(cards_published(2), WITHIN)
+        shoe.cut = lambda _frame: True  # the wire is cut ...
+        shoe.send(CardDrawn(CARDS[2]))
+        shoe.send(CardDrawn(CARDS[3]))
+        await asyncio.sleep(0.3)
+        assert shoe.sender.forget(2) == 2  # ... and the shoe forgets the two frames
+        shoe.cut = None
+        lost_at = time.monotonic()
+        dealing = asyncio.create_task(deal(shoe, CARDS[4:6]))
+        await board.wait_for(lambda b: bool(gap_alarms(b)), WITHIN)
+        alarm_after = time.monotonic() - lost_at
+        await dealing
+        await board.wait_for(cards_published(4), WITHIN)
+        assert await asyncio.to_thread(daemon.stop) == 0
     print(f"sequence_gap alarm {alarm_after:.2f} s after the shoe lost its frames")
     assert alarm_after < 5.0, f"the gap was raised {alarm_after:.2f} s after it happened"
     (alarm,) = gap_alarms(board)
@@ -249,28 +240,19 @@ async def test_a_shoe_that_does_not_hear_the_controller_is_an_alarm_until_it_doe
     ``shoe_deaf`` alarm within seconds, cleared once the line is back; no card is lost
     or taken twice.
     """
-    profile = str(profile_file(tmp_path))
-    shoe_path = str(tmp_path / "shoe")
-    async with VirtualShoe(shoe_path, "framed", baud=BAUD) as shoe:
-        daemon = Daemon(tmp_path, mosquitto, device=shoe_path, baud=BAUD, profile=profile)
-        try:
-            async with Recorder(mosquitto) as board:
-                await asyncio.to_thread(daemon.start)
-                shoe.send(ShoeInserted())
-                await deal(shoe, CARDS[:3])
-                await board.wait_for(cards_published(3), WITHIN)
-                shoe.deaf = True  # the line towards the shoe is cut
-                broke = time.monotonic()
-                await deal(shoe, CARDS[3:5])
-                await board.wait_for(lambda b: bool(deaf_alarms(b)), WITHIN + 10)
-                noticed = time.monotonic() - broke
-                shoe.deaf = False
-                await board.wait_for(lambda b: any(
-                    c.get("kind") == "shoe_deaf" for c in b.bodies("alarm_cleared")), WITHIN)
-                await deal(shoe, CARDS[5:])
-                await board.wait_for(cards_published(len(CARDS)), WITHIN)
-        finally:
-            daemon.close()
+    async with dealing_table(tmp_path, mosquitto) as (shoe, daemon, board):
+        await deal(shoe, CARDS[:3])
+        await board.wait_for(cards_published(3), WITHIN)
+        shoe.deaf = True  # the line towards the shoe is cut
+        broke = time.monotonic()
+        await deal(shoe, CARDS[3:5])
+        await board.wait_for(lambda b: bool(deaf_alarms(b)), WITHIN + 10)
+        noticed = time.monotonic() - broke
+        shoe.deaf = False
+        await board.wait_for(lambda b: any(
+            c.get("kind") == "shoe_deaf" for c in b.bodies("alarm_cleared")), WITHIN)
+        await deal(shoe, CARDS[5:])
+        await board.wait_for(cards_published(len(CARDS)), WITHIN)
     (alarm,) = deaf_alarms(board)
     assert alarm["lasting"] is True
     assert "does not hear" in str(alarm["text"])

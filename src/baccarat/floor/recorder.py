@@ -52,8 +52,9 @@ BATCH_MAX: Final = 500
 GATHER: Final = 0.05
 """Seconds to let a batch gather after its first message (unless BATCH_MAX are waiting):
 one commit, with its fsync, for every message that comes in that time, not one for each.
-At a hundred tables (1,500 messages a second) a commit per burst took a third of the
-recorder's CPU; the cost is at most this much more before a message is acknowledged."""
+At a hundred tables (1,500 messages a second) this and the one wake-up per burst took the
+recorder from 38 % to 28 % of a core (bench/README.md, "The floor"); the cost is at most
+this much more before a message is acknowledged."""
 RETRY_FIRST: Final = 0.5
 RETRY_CAP: Final = 30.0
 """Seconds between attempts to store a batch the database refused (doubling, capped)."""

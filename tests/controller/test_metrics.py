@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from baccarat.cards import parse_card
-from baccarat.drivers.events import CardDrawn, ShoeInserted
+from baccarat.drivers.events import CardDrawn, ShoeInserted, UnreadableCard
 from baccarat.sim_hardware.virtual_shoe import VirtualShoe
 from support.daemon import Daemon, Recorder
 from support.mosquitto import Mosquitto
@@ -62,11 +62,13 @@ async def test_metrics_count_what_was_dealt(tmp_path: Path, mosquitto: Mosquitto
                 for code in ROUND:
                     shoe.send(CardDrawn(parse_card(code)))
                 await board.wait_for(lambda b: bool(b.bodies("result")), WITHIN)
+                shoe.send(UnreadableCard())  # held aside by its alarm: out of the shoe all the same
+                await board.wait_for(lambda b: bool(b.bodies("alarm")), WITHIN)
                 page = await asyncio.to_thread(scrape, port)
         finally:
             daemon.close()
     assert f"metrics on http://127.0.0.1:{port}/metrics" in daemon.log()
-    assert sample(page, "baccarat_cards_total") == len(ROUND)
+    assert sample(page, "baccarat_cards_total") == len(ROUND) + 1
     assert sample(page, "baccarat_burned_total") == 0
     assert sample(page, "baccarat_results_total", 'winner="player"') == 1
     assert sample(page, "baccarat_results_total", 'winner="banker"') == 0

@@ -43,10 +43,17 @@ class Daemon:
         baud: int = 115200,
         profile: str = "macau",
         rules: dict[str, Any] | None = None,
+        open_mode: str | None = "implicit",
         table: str = "T1",
         env: dict[str, str] | None = None,
         broker_env: dict[str, str] | None = None,
     ) -> None:
+        """A daemon's configuration in ``folder``; :meth:`start` runs it.
+
+        ``open_mode``: most tests deal cards without the dealer's buttons, so a round
+        opens with its first card unless ``rules`` say otherwise; ``None`` leaves the
+        daemon's default (``auto``: explicit for a framed shoe).
+        """
         self.folder = folder
         self.broker = broker
         self.table = table
@@ -58,6 +65,9 @@ class Daemon:
         self._process: subprocess.Popen[bytes] | None = None
         self._log_offset = 0
         lines = [f'table = "{table}"', f'profile = "{profile}"', "allow_test_decks = true"]
+        rules = dict(rules or {})
+        if open_mode is not None:
+            rules.setdefault("open_mode", open_mode)
         if rules:
             lines.append("[rules]")
             lines += [f"{k} = {json.dumps(v)}" for k, v in rules.items()]

@@ -25,6 +25,8 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from baccarat.drivers.codec import get_codec
+from baccarat.drivers.events import DealerButton
 from baccarat.errors import BaccaratError
 from baccarat.rules.profiles import MIN_REAL_DECKS, Profile, ProfileError, load_profile
 
@@ -55,6 +57,10 @@ class DeviceConfig(_Section):
     baud: int = Field(default=9600, gt=0, le=4_000_000)
     usb_vendor: int = Field(default=0x1209, ge=0, le=0xFFFF)
     usb_product: int = Field(default=0x0001, ge=0, le=0xFFFF)
+
+    def sends_buttons(self) -> bool:
+        """The device's protocol carries the dealer's buttons (``open``, ``declare``...)."""
+        return self.kind != "none" and DealerButton in get_codec(self.protocol).carries
 
     @model_validator(mode="after")
     def _path_for_serial(self) -> DeviceConfig:
@@ -180,6 +186,9 @@ class Config(BaseSettings):
                 "the profile's name is chosen with profile = NAME, not in [rules]",
             )
         profile = load_profile(self.profile, **self.rules)
+        if profile.open_mode == "auto":
+            mode = "explicit" if self.device.sends_buttons() else "implicit"
+            profile = profile.model_copy(update={"open_mode": mode})
         if profile.decks < MIN_REAL_DECKS and not self.allow_test_decks:
             raise FieldError(
                 ("rules", "decks") if "decks" in self.rules else ("profile",),
@@ -187,6 +196,21 @@ class Config(BaseSettings):
                 "(set allow_test_decks = true for tests)",
             )
         return profile
+
+    def open_mode_reason(self) -> str:
+        """How this table's rounds open, and why: for the log at start."""
+        mode = self.rule_profile().open_mode
+        if "open_mode" in self.rules or load_profile(self.profile).open_mode != "auto":
+            why = "as the configuration sets it"
+        elif mode == "explicit":
+            why = f"the {self.device.protocol} device sends the dealer's buttons"
+        elif self.device.kind == "none":
+            why = "no device: cards and commands come from elsewhere"
+        else:
+            why = (f"the {self.device.protocol} device sends cards only: an extra card after "
+                   "a complete round cannot be told from the next round's first")
+        how = "on the dealer's 'open'" if mode == "explicit" else "with their first card"
+        return f"rounds open {how} (open_mode {mode}): {why}"
 
     def topic(self, name: str) -> str:
         """The full topic of one of the table's subtopics."""

@@ -6,7 +6,8 @@
   (1 for the current state, by ``state``), the decoder's and the link's counters as
   ``baccarat_link_total{counter="frames_ok"}`` (bytes, frames, rejected bytes, CRC errors,
   duplicates, reconnects ...);
-* the game: ``baccarat_cards_total`` (cards out of the shoe, burns included),
+* the game: ``baccarat_cards_total`` (cards out of the shoe: burns and cards held aside
+  included),
   ``baccarat_burned_total``, ``baccarat_results_total{winner=...}``,
   ``baccarat_void_rounds_total``, ``baccarat_alarms_total{kind=...}`` (raised) and
   ``baccarat_open_alarms{kind=...}`` (raised and not yet settled);
@@ -39,6 +40,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Histogram,
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from baccarat.controller.engine.inputs import DrawCard, Input
 from baccarat.controller.journal.writer import Journal
 from baccarat.controller.publisher import Outbox, Publisher
 from baccarat.drivers.source import DeviceSource, LinkState
@@ -71,7 +73,7 @@ class Table(Protocol):
 
 
 class MessageTally:
-    """What the engine has produced, counted from its messages."""
+    """What the engine has taken and produced, counted from its inputs and messages."""
 
     def __init__(self) -> None:
         self.cards = 0
@@ -82,14 +84,20 @@ class MessageTally:
         self.open_alarms: dict[int, str] = {}
         """Alarm id -> kind, for every alarm raised and not yet settled."""
 
-    def count(self, messages: Iterable[Message]) -> None:
-        """Add these messages."""
+    def count(self, messages: Iterable[Message], inp: Input | None = None) -> None:
+        """Add these messages, and the input they came of.
+
+        Cards are counted as they come out of the shoe (the input), not as card messages:
+        a card held aside by an alarm has none until it is burned, and a squeeze table's
+        only once the round is revealed.
+        """
+        if isinstance(inp, DrawCard):
+            self.cards += 1
         for message in messages:
             self._count(message)
 
     def _count(self, message: Message) -> None:
         if isinstance(message, CardMessage):
-            self.cards += 1
             self.burned += message.position == "burn"
         elif isinstance(message, ResultMessage):
             self.results[message.winner] += 1
@@ -168,7 +176,8 @@ class _TableCollector(Collector):
     def _game(self) -> Iterator[Metric]:
         tally = self._tally
         yield CounterMetricFamily(
-            "baccarat_cards", "Cards out of the shoe, burn cards included.", value=tally.cards
+            "baccarat_cards",
+            "Cards out of the shoe, burn cards and cards held aside included.", value=tally.cards
         )
         yield CounterMetricFamily("baccarat_burned", "Cards burned.", value=tally.burned)
         yield _labelled(CounterMetricFamily, "baccarat_results", "Results published.",

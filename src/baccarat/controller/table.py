@@ -190,6 +190,7 @@ class Table:
             on_refusal=self.on_publish_refusal,
         )
         self.engine = Engine(self.profile)
+        log.info("table %s: %s", config.table, config.open_mode_reason())
         self.device_tried = asyncio.Event()
         self.last_device_seq: int | None = None
         """Where the device resumes after a restart: the frame handled last, if known."""
@@ -230,7 +231,7 @@ class Table:
         for inp in report.inputs:
             messages = self.engine.feed(inp).messages
             if self.metrics is not None:
-                self.metrics.tally.count(messages)
+                self.metrics.tally.count(messages, inp)
             listed = next((m for m in reversed(messages) if isinstance(m, AlarmsMessage)), listed)
             regenerated += [m for m in messages if m.seq > cursor]
         if listed is not None and listed.seq <= cursor:  # the open alarms again, for a
@@ -383,7 +384,7 @@ class Table:
             raise
         outcome = self.engine.feed(inp)
         if self.metrics is not None:
-            self.metrics.tally.count(outcome.messages)
+            self.metrics.tally.count(outcome.messages, inp)
         for message in outcome.messages:
             self._queue(message)
         if counters is not None and outcome.refused is None:

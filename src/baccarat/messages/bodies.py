@@ -26,6 +26,7 @@ AlarmKind = Literal[
     "extra_card",
     "missing_card",
     "card_before_open",
+    "open_in_round",
     "foreign_card",
     "unreadable_card",
     "result_mismatch",
@@ -186,9 +187,10 @@ class AlarmMessage(Message):
     count: Annotated[
         int,
         Field(
-            description="Cards this alarm holds aside. More than one only on the retained "
-            "alarms topic: cards of the same kind that came into a table the alarm already "
-            "blocks are coalesced into it."
+            description="Cards this alarm holds aside. More than one when it holds a "
+            "round's cards at once (open_in_round), or on the retained alarms topic: cards "
+            "of the same kind that came into a table the alarm already blocks are coalesced "
+            "into it."
         ),
     ] = 1
     cards: Annotated[

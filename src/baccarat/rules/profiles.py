@@ -21,7 +21,7 @@ from baccarat.errors import BaccaratError
 
 BurnMethod = Literal["first_card", "decks", "fixed", "none"]
 AfterCut = Literal["finish_round", "one_more_round", "one_more_if_tie"]
-OpenMode = Literal["implicit", "explicit"]
+OpenMode = Literal["auto", "implicit", "explicit"]
 RevealMode = Literal["immediate", "on_reveal"]
 
 MIN_REAL_DECKS = 6
@@ -74,7 +74,12 @@ class Profile(BaseModel):
         description="Results after which the roads start afresh; 0: at each new shoe only. "
         "A continuous shuffler has no shoe, so its roads would grow for ever.",
     )
-    open_mode: OpenMode = "implicit"
+    open_mode: OpenMode = Field(
+        default="auto",
+        description="explicit: a round opens on 'open'; implicit: on the first card after a "
+        "closed round; auto: explicit when the table's device sends dealer buttons, else "
+        "implicit (the daemon decides; with no device, as in a replay, implicit).",
+    )
     reveal: RevealMode = "immediate"
     payouts: Payouts = Payouts()
 

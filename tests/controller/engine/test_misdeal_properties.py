@@ -175,7 +175,9 @@ class Dealer:
         if kind == "early":
             if self.round is None or self.round.next() is None:
                 return None
-            signal = rng.choice(["reveal", "declare banker", "declare player"])
+            # an early declare is kept and judged when the cards are out: this dealer
+            # declares what they will show (a wrong one is a result_mismatch then)
+            signal = rng.choice(["reveal", f"declare {self.future_winner()}"])
             return signal, "missing_card", self.round.number, ["deal", "void"]
         if kind == "wrong_declare":
             rnd = self.last if self.round is None else self.round
@@ -189,6 +191,16 @@ class Dealer:
                 return None
             return "open", "burn_incomplete", None, ["burn"]
         raise AssertionError(kind)
+
+    def future_winner(self) -> str:
+        """The winner the open round will have, from the cards to come."""
+        assert self.round is not None
+        rnd = RoundModel(self.round.number, self.round.burn_left,
+                         list(self.round.player), list(self.round.banker))
+        upcoming = iter(self.cards)
+        while rnd.next() is not None:
+            rnd.place(next(upcoming))
+        return winner(rnd.player, rnd.banker)
 
     def holder(self) -> tuple[int | None, list[str]]:
         """The round that holds a card put aside now, and the alarm's corrections."""

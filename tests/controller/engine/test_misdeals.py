@@ -302,13 +302,14 @@ def test_house6_unreadable_round_burn_card_is_just_burned() -> None:
 # ---------------------------------------------------------------- declare and reveal
 
 
-def test_declare_while_another_alarm_is_open_is_refused_with_the_reason() -> None:
+def test_declare_while_another_alarm_is_open_is_judged_against_the_cards() -> None:
     table = explicit()
     table.do("open", *STAND, "5D")  # extra card held by round 1
-    reason = table.refused("declare player")
-    assert "#1 extra_card" in reason
-    table.do("accept_as_burn")
     assert table.do("declare player") == []  # agrees with the cards: nothing to say
+    mismatch = of(table.do("declare banker"), "alarm")[0]  # judged, not refused and lost
+    assert (mismatch.kind, mismatch.round) == ("result_mismatch", 1)
+    table.do("accept_as_burn")
+    assert of(table.do("declare player"), "alarm_cleared")[0].by == "declare"
 
 
 def test_a_second_wrong_declare_is_refused_not_ignored() -> None:
@@ -320,10 +321,13 @@ def test_a_second_wrong_declare_is_refused_not_ignored() -> None:
     assert of(table.do("declare player"), "alarm_cleared")
 
 
-def test_a_second_early_declare_or_reveal_is_refused_not_ignored() -> None:
+def test_a_second_early_declare_is_kept_and_a_second_reveal_refused() -> None:
     table = implicit()
     table.do("2S", "3H", "KS", "KH", "reveal")
-    assert "missing_card" in table.refused("declare banker")
+    out = table.do("declare banker")  # kept: the due card may no longer settle the alarm
+    assert of(out, "alarm") == []
+    [listed] = of(out, "alarms")[0].alarms
+    assert (listed.kind, listed.corrections) == ("missing_card", ["declare", "void"])
     assert "P3" in table.refused("reveal")
 
 

@@ -85,6 +85,7 @@ export const ALARM_KINDS = {
   extra_card: ["Extra card", "多出一張牌", "多出一张牌"],
   missing_card: ["Missing card", "缺牌", "缺牌"],
   card_before_open: ["Card before the round opened", "開局前出牌", "开局前出牌"],
+  open_in_round: ["Round opened again mid-deal", "發牌中途重新開局", "发牌中途重新开局"],
   foreign_card: ["Foreign card", "外來牌", "外来牌"],
   unreadable_card: ["Unreadable card", "無法讀取的牌", "无法读取的牌"],
   result_mismatch: ["Result mismatch", "結果不符", "结果不符"],

@@ -12,6 +12,7 @@ ARTICLE: Final[dict[AlarmKind, str]] = {
     "extra_card": "9, 10",
     "missing_card": "9, 10",
     "card_before_open": "7, 10",
+    "open_in_round": "7, 10",
     "foreign_card": "1, 10",
     "unreadable_card": "10",
     "result_mismatch": "11, 10",
@@ -94,6 +95,22 @@ def card_before_open(code: str | None) -> str:
     return f"{card_name(code)} came out before the round was opened"
 
 
+def open_in_round(round_number: int, held: list[str], burns: int, declared: str | None) -> str:
+    """``open`` while the round has cards and is not complete: what came before the press."""
+    if held:
+        cards = named(held)
+        what = f"{cards} held aside: the last round's extra card(s), or a round left unfinished"
+        then = "burn them (accept_as_burn) or void the round"
+    else:
+        what = f"{burns} burn card(s) before it are in the discard"
+        then = "its burn starts again"
+    kept = f"; the dealer's 'declare {declared}' was for those cards" if declared else ""
+    return (
+        f"'open' while round {round_number} had cards and was not complete: {what}{kept}. "
+        f"The round starts again from its first card: {then}"
+    )
+
+
 def foreign_card(code: str, decks: int) -> str:
     """One more of a card than the shoe holds."""
     article = "an" if decks in (8, 11, 18) else "a"  # said "an eight", "an eleven"
@@ -114,9 +131,23 @@ def missing_card(round_number: int, due: str, signal: str) -> str:
     return f"'{signal}' in round {round_number} while {due} is still due by the tableau"
 
 
-def result_mismatch(declared: Winner, winner: Winner, player: int, banker: int) -> str:
-    """The dealer declared another winner than the cards make."""
-    return f"declared {declared} but the cards say {winner} (player {player}, banker {banker})"
+def result_mismatch(
+    declared: Winner, winner: Winner, player: int, banker: int, *, kept: bool = False
+) -> str:
+    """The dealer declared another winner than the cards make (``kept``: before them)."""
+    when = " before the round was complete" if kept else ""
+    return (
+        f"declared {declared}{when} but the cards say {winner} "
+        f"(player {player}, banker {banker})"
+    )
+
+
+def missing_card_checked(text: str, press: str) -> str:
+    """A ``missing_card`` a card may no longer settle: a press came after it."""
+    return (
+        f"{text}; '{press}' came after it, so the card that comes is no proof: "
+        "a person checks the round (declare the winner the cards show, or void)"
+    )
 
 
 def burn_left(due: int | None) -> str:

@@ -69,7 +69,7 @@ from baccarat.messages.bodies import (
     VoidMessage,
 )
 from baccarat.rules.profiles import Profile
-from baccarat.rules.tableau import Position
+from baccarat.rules.tableau import Position, Winner
 
 RECALL_ROUNDS = 10
 """Rounds kept for game recall."""
@@ -119,6 +119,8 @@ class Engine:
         """The origin of the input being applied (who gave the command), for its messages."""
         self._alarms_changed = False
         self._round_changed: Round | None = None
+        self._shoe_changed = False
+        """Cards were held aside: the shoe's counts changed without its message."""
 
     @classmethod
     def resume(cls, profile: Profile, counters: dict[str, int], *, roads: bool = True) -> Engine:
@@ -150,6 +152,7 @@ class Engine:
         self._origin = inp.origin
         self._alarms_changed = False
         self._round_changed = None
+        self._shoe_changed = False
         try:
             self._handle(inp)
         except RefusedError as exc:
@@ -163,11 +166,16 @@ class Engine:
         return Outcome(self._out)
 
     def _emit_changed_state(self) -> None:
-        """After an input: the round's state if its cards changed, the alarms if they did."""
+        """After an input: the round's state, the alarms and the shoe's, if they changed.
+
+        The shoe's when cards left it with no shoe message of their own (held aside).
+        """
         if self._round_changed is not None:
             self._emit_round(self._round_changed)
         if self._alarms_changed:
             self._emit(self._alarms_message(self._next_seq()))
+        if self._shoe_changed and not any(isinstance(m, ShoeMessage) for m in self._out):
+            self._emit_shoe()
 
     def open_alarms(self) -> list[AlarmMessage]:
         """Every open alarm's latest ``alarm`` message, oldest first.
@@ -201,7 +209,7 @@ class Engine:
             case CutCardSeen():
                 self._on_cut()
             case OpenRound():
-                self._on_open()
+                self._on_open(inp)
             case Reveal():
                 self._on_reveal()
             case VoidRound():
@@ -329,19 +337,26 @@ class Engine:
         *,
         card: Card | None = None,
         holds_card: bool = False,
+        held: Sequence[Card | None] | None = None,
         foreign: bool = False,
         owner: Round | None = None,
     ) -> Alarm:
         """Raise an alarm; a correctable one waits on ``owner`` (or the shoe) until settled.
 
-        A card held aside where an alarm of the same kind already holds cards (the table
-        it blocks goes on dealing) is coalesced into that alarm: one alarm, with a count.
+        ``holds_card``: the alarm holds ``card`` aside; ``held``: these cards (oldest
+        first). A card held aside where an alarm of the same kind already holds cards (the
+        table it blocks goes on dealing) is coalesced into that alarm: one alarm, with a
+        count. Cards of the shoe's own held aside are out of the shoe: its state changes.
         """
+        cards = list(held) if held is not None else [card] if holds_card else []
+        holds_card = bool(cards)
+        if holds_card and not foreign:
+            self._shoe_changed = True
         waiting = owner.alarms if owner is not None else self.shoe.alarms if self.shoe else None
         if holds_card and waiting is not None:
             for alarm in waiting:
                 if alarm.holds_card and alarm.kind == kind:
-                    alarm.cards.append(card)
+                    alarm.cards.extend(cards)
                     self._recount(alarm)
                     return alarm
         self.alarm_seq += 1
@@ -350,7 +365,7 @@ class Engine:
             kind,
             list(corrections),
             text,
-            cards=[card] if holds_card else [],
+            cards=cards,
             holds_card=holds_card,
             foreign=foreign,
         )
@@ -375,7 +390,8 @@ class Engine:
             round=owner.number if owner else None,
             card=card.code if card else None,
             text=alarm.text,
-            cards=[card.code if card else None] if alarm.holds_card else [],
+            cards=[c.code if c else None for c in alarm.cards],
+            count=max(len(alarm.cards), 1),
             lasting=alarm.id in self._open_alarms,
         )
         self._emit(alarm.message)
@@ -437,7 +453,7 @@ class Engine:
             return
         rnd = self._open_round()
         shoe_burn = shoe.phase == "burning" or (rnd is None and bool(shoe.burn_due))
-        if rnd is None and not shoe_burn and self.profile.open_mode == "implicit":
+        if rnd is None and not shoe_burn and self.profile.open_mode != "explicit":
             rnd = self._start_round(shoe)
         if card is not None and shoe.is_foreign(card):
             self._hold_foreign(shoe, card, rnd)
@@ -479,6 +495,7 @@ class Engine:
             self._clear(alarm, by, None)
 
     def _round_card(self, shoe: Shoe, rnd: Round, card: Card | None) -> None:
+        rnd.dealt_since_open += 1
         if rnd.burn_due:  # a plain burn card: its face does not matter
             rnd.burn_due -= 1
             self._burn_card(shoe, card, rnd)
@@ -518,11 +535,17 @@ class Engine:
                 shoe, rnd, position, card.code, totals=(rnd.player_total, rnd.banker_total)
             )
         if rnd.complete:
+            if rnd.declared is not None:  # the dealer declared before the last card came
+                self._judge_kept(rnd, rnd.declared)
             self._maybe_publish(shoe, rnd)
 
     def _clear_missing(self, rnd: Round) -> None:
-        """The card that was due came: a ``missing_card`` alarm is settled by ``deal``."""
-        for alarm in [a for a in rnd.alarms if a.kind == "missing_card"]:
+        """The card that was due came: a ``missing_card`` alarm is settled by ``deal``.
+
+        Not one the dealer pressed ``declare`` after: that card is no proof (it may be the
+        next round's, dealt without ``open``), so a person settles it.
+        """
+        for alarm in [a for a in rnd.alarms if a.kind == "missing_card" and a.by_deal]:
             self._clear(alarm, "deal", rnd)
 
     def _hold_foreign(self, shoe: Shoe, card: Card, rnd: Round | None) -> None:
@@ -784,9 +807,19 @@ class Engine:
         shoe.tie_extension = after == "one_more_if_tie"
         self._emit_shoe()
 
-    def _on_open(self) -> None:
+    def _on_open(self, inp: OpenRound) -> None:
         shoe = self._require_shoe()
         rnd = self._open_round()
+        if rnd is not None and not rnd.complete:
+            if rnd.player or rnd.banker or (rnd.dealt and rnd.alarms):
+                self._open_in_round(shoe, rnd)
+                return
+            missing = [a for a in rnd.alarms if a.kind == "missing_card"]
+            if missing:  # 'reveal' or 'declare' before any card: the round is this one
+                for alarm in missing:
+                    self._clear(alarm, "open", rnd)
+                rnd.declared = None
+                return
         if rnd is not None:
             if not (rnd.player or rnd.banker or rnd.alarms):
                 raise RefusedError(f"round {rnd.number} is already open")
@@ -807,15 +840,46 @@ class Engine:
                     )
             self._raise("burn_incomplete", alarms.burn_incomplete(shoe.burn_due), ["burn"])
             return
-        before_open = [a for a in shoe.alarms if a.kind == "card_before_open"]
+        # The pit's 'open' says the cards dealt before it are the round's (the dealer forgot
+        # to press it). The dealer's own press after them says they are not: they stay held.
+        before_open = [] if inp.origin == "button" else [
+            a for a in shoe.alarms if a.kind == "card_before_open"
+        ]
         new = self._start_round(shoe)
-        for alarm in before_open:  # the dealer dealt, then pressed open: the cards are his
+        for alarm in before_open:
             self._clear(alarm, "open", None)
             for card in alarm.cards:
                 self._round_card(shoe, new, card)
 
+    def _open_in_round(self, shoe: Shoe, rnd: Round) -> None:
+        """``open`` while the round has cards and is not complete: a misdeal.
+
+        The dealer starts a round: the cards before the press are not its cards (an extra
+        card of the last round that implicit opening took for this one's first, or a round
+        left unfinished). They are held aside by an ``open_in_round`` alarm, which blocks
+        the result until the pit burns them or voids the round, and the round starts again
+        from its burn and first card. Its burn cards stay in the discard.
+        """
+        hands = {"P": iter(rnd.player), "B": iter(rnd.banker)}
+        held: list[Card | None] = [
+            next(hands[d.position[0]]) for d in rnd.dealt if d.position != "burn"
+        ]
+        burns = sum(d.position == "burn" for d in rnd.dealt)
+        declared = rnd.declared
+        for alarm in [a for a in rnd.alarms if a.kind == "missing_card"]:
+            self._clear(alarm, "open", rnd)  # the round starts again: nothing is due of it
+        rnd.restart(self.profile.burn_per_round)
+        self._round_changed = rnd
+        text = alarms.open_in_round(
+            rnd.number, [c.code for c in held if c is not None], burns, declared
+        )
+        if held:
+            self._raise("open_in_round", text, alarms.HELD_IN_ROUND, held=held, owner=rnd)
+        else:
+            self._raise("open_in_round", text, [], owner=rnd)
+
     def _on_reveal(self) -> None:
-        shoe = self._require_shoe()
+        shoe = self._require_any_shoe()
         rnd = self.round
         if rnd is None or rnd.void:
             raise RefusedError("no round to reveal")
@@ -843,21 +907,25 @@ class Engine:
         )
 
     def _on_declare(self, inp: Declare) -> None:
+        """The declared winner, judged against the cards, or kept until they are all out.
+
+        A matching ``declare`` settles ``result_mismatch``; from a person (not the dealer's
+        button) it also settles a ``missing_card`` that the due card could not (a
+        ``declare`` came between them), once the round is complete.
+        """
         shoe = self._require_any_shoe()
         rnd = self.round
         if rnd is None or rnd.void:
             raise RefusedError("no round to declare")
         if rnd.winner is None:
-            self._missing_card(rnd, f"declare {inp.winner}")
+            self._keep_declare(rnd, inp.winner)
             return
         mismatches = [a for a in rnd.alarms if a.kind == "result_mismatch"]
-        others = [a for a in rnd.alarms if a.kind != "result_mismatch"]
-        if others:
-            raise RefusedError(
-                f"round {rnd.number} has open alarm {_listed(others)}: settle it first"
-            )
         if inp.winner == rnd.winner:
-            for alarm in mismatches:
+            settled = mismatches
+            if inp.origin != "button":
+                settled += [a for a in rnd.alarms if a.kind == "missing_card"]
+            for alarm in settled:
                 self._clear(alarm, "declare", rnd)
             self._maybe_publish(shoe, rnd)
             return
@@ -873,6 +941,46 @@ class Engine:
             owner=rnd,
         )
 
+    def _keep_declare(self, rnd: Round, winner: Winner) -> None:
+        """``declare`` while a card is due: kept, judged when the round is complete.
+
+        It raises ``missing_card`` if none is open; an open one that the due card would
+        have settled now waits for a person: the dealer has moved on past it.
+        """
+        rnd.declared = winner
+        missing = [a for a in rnd.alarms if a.kind == "missing_card"]
+        if not missing:
+            self._raise(
+                "missing_card",
+                alarms.missing_card(rnd.number, str(rnd.next_card), f"declare {winner}"),
+                ["deal", "void"],
+                owner=rnd,
+            )
+            return
+        for alarm in missing:
+            if alarm.by_deal:
+                alarm.by_deal = False
+                alarm.corrections = ["declare", "void"]
+                alarm.text = alarms.missing_card_checked(alarm.text, f"declare {winner}")
+                alarm.message = replace(
+                    alarm.message, corrections=alarm.corrections, text=alarm.text
+                )
+                self._alarms_changed = True
+
+    def _judge_kept(self, rnd: Round, declared: Winner) -> None:
+        """The round is complete: a ``declare`` kept from before is judged now."""
+        assert rnd.winner is not None
+        if declared == rnd.winner or any(a.kind == "result_mismatch" for a in rnd.alarms):
+            return
+        self._raise(
+            "result_mismatch",
+            alarms.result_mismatch(
+                declared, rnd.winner, rnd.player_total, rnd.banker_total, kept=True
+            ),
+            ["declare", "void"],
+            owner=rnd,
+        )
+
     def _on_void(self, inp: VoidRound) -> None:
         shoe = self._require_any_shoe()
         rnd = self.round
@@ -883,6 +991,11 @@ class Engine:
                 f"round {rnd.number}'s result ({rnd.winner}) is already published: voiding it "
                 "takes it off the roads; send void with \"confirm\": true to do so"
             )
+        # the dealer's 'open' that interrupted the round stands: the round he opened
+        # follows, if he has dealt nothing into it yet
+        reopen = rnd.dealt_since_open == 0 and any(
+            a.kind == "open_in_round" for a in rnd.alarms
+        )
         for alarm in list(rnd.alarms):
             self._clear(alarm, "void", rnd)
         was_published = rnd.published and not rnd.demo
@@ -906,6 +1019,8 @@ class Engine:
             )
         )
         self._close_round(shoe, rnd, roads_changed=was_published)
+        if reopen and shoe.phase != "closed":
+            self._start_round(shoe)
 
     def _on_accept_as_burn(self) -> None:
         shoe = self._require_any_shoe()

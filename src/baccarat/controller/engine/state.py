@@ -41,6 +41,9 @@ class Alarm:
     cards: list[Card | None] = field(default_factory=list)
     holds_card: bool = False
     foreign: bool = False
+    by_deal: bool = True
+    """A ``missing_card``: the due card settles it. No longer once the dealer pressed
+    ``declare`` after it (``open`` restarts the round): then a person must look."""
     message: AlarmMessage = field(init=False)
 
 
@@ -88,6 +91,28 @@ class Round:
     voided_by: str | None = None
     settled: list[SettledAlarm] = field(default_factory=list)
     """The round's alarms as they were settled (for the recall)."""
+    declared: Winner | None = None
+    """The dealer's ``declare`` kept until the cards give the result, then judged."""
+    dealt_since_open: int = 0
+    """Cards the round took since an ``open`` pressed in it restarted it."""
+
+    def restart(self, burn_due: int) -> None:
+        """``open`` pressed in the round: it starts again from its burn and first card.
+
+        Its hands' cards leave it (the caller holds them aside, and the recall shows them
+        when they are burned); its burn cards stay in the discard and in ``dealt``.
+        """
+        self.dealt = [d for d in self.dealt if d.position == "burn"]
+        self.player, self.banker = [], []
+        self.player_total = self.banker_total = 0
+        self.due = "P1"
+        self.burn_due = burn_due
+        self.exposed, self.withheld, self.shown = [], [], []
+        self.last_position = None
+        self.shown_totals = (None, None)
+        self.revealed = False
+        self.declared = None
+        self.dealt_since_open = 0
 
     @property
     def complete(self) -> bool:

@@ -1,0 +1,185 @@
+"""The dealer's buttons are evidence: ``open`` mid-round, ``declare`` kept, ``reveal`` then more.
+
+Each of these shifted a round, or lost a press, before.
+"""
+
+from __future__ import annotations
+
+from support.tables import Table, of
+
+STAND = ("7S", "6H", "KS", "KH")  # Player 7, Banker 6: both stand, player wins
+NEXT = ("9D", "2C", "QH", "5S")  # Player 9 (natural), Banker 7: player wins
+
+
+def implicit() -> Table:
+    table = Table("macau", burn="none", decks=2)
+    table.do("shoe")
+    return table
+
+
+def explicit() -> Table:
+    table = Table("macau", burn="none", decks=2, open_mode="explicit")
+    table.do("shoe")
+    return table
+
+
+def results(table: Table) -> list[tuple[int, str, list[str], list[str]]]:
+    return [(r.round, r.winner, r.player.cards, r.banker.cards) for r in of(table.log, "result")]
+
+
+# ---------------------------------------------------------------- open in a round
+
+
+def test_an_extra_card_that_implicit_mode_took_for_the_next_round_is_caught_by_open() -> None:
+    """The issue's repro: the extra card became round 2's P1 and shifted every round."""
+    table = implicit()
+    table.do("by=button open", *STAND)  # round 1, published
+    table.do("4D")  # an extra card: implicit mode opens round 2 with it
+    missing = of(table.do("by=button reveal"), "alarm")[0]
+    assert missing.kind == "missing_card"
+    table.do("by=button declare player")  # the dealer's declare of round 1: kept, not lost
+    out = table.do("by=button open")  # the dealer opens his round 2
+    alarm = of(out, "alarm")[0]
+    assert (alarm.kind, alarm.round, alarm.cards) == ("open_in_round", 2, ["4D"])
+    assert alarm.corrections == ["accept_as_burn", "void"]
+    assert [(c.id, c.by) for c in of(out, "alarm_cleared")] == [(missing.id, "open")]
+    assert of(out, "round")[-1].cards == []  # round 2 starts again from P1
+    table.do(*NEXT)  # his round 2, dealt while the pit has not looked yet
+    assert results(table) == [(1, "player", ["7S", "KS"], ["6H", "KH"])]  # blocked
+    out = table.do("accept_as_burn")  # the pit: the 4D was round 1's extra card
+    assert (of(out, "card")[0].position, of(out, "card")[0].card) == ("burn", "4D")
+    assert results(table)[-1] == (2, "player", ["9D", "QH"], ["2C", "5S"])  # not shifted
+
+
+def test_void_of_an_interrupted_round_keeps_the_round_the_dealer_opened() -> None:
+    table = explicit()
+    table.do("open", "7S", "6H", "KS")  # B2 never comes: the dealer gives up on it
+    table.do("reveal", "declare player", "open")
+    alarm = of(table.log, "alarm")[-1]
+    assert (alarm.kind, alarm.cards) == ("open_in_round", ["7S", "6H", "KS"])
+    out = table.do("void")  # the pit voids the unfinished round; the press stands
+    assert of(out, "void")[0].round == 1
+    assert [(r.round, r.status) for r in of(out, "round")][-1] == (2, "open")
+    table.do(*NEXT)
+    assert results(table) == [(2, "player", ["9D", "QH"], ["2C", "5S"])]
+
+
+def test_void_after_cards_came_into_the_restarted_round_voids_them_too() -> None:
+    table = explicit()
+    table.do("open", "7S", "6H", "reveal", "open", "9D")  # a card since the press
+    out = table.do("void")
+    assert of(out, "void")[0].round == 1
+    assert [r for r in of(out, "round") if r.status == "open"] == []  # nothing reopened
+    assert "card_before_open" in [a.kind for a in of(table.do("2C"), "alarm")]
+
+
+def test_open_in_a_round_with_only_its_burn_starts_the_burn_again() -> None:
+    """house6, implicit: an extra card became the next round's burn card."""
+    table = Table("house6", burn="none")
+    table.do("shoe", "by=button open", "AS", *STAND)  # round 1: burn AS, then the cards
+    table.do("4D", "by=button reveal")  # 4D: round 2's burn; reveal: P1 is due
+    out = table.do("by=button open")
+    notice = of(out, "alarm")[0]
+    assert (notice.kind, notice.correctable, notice.round) == ("open_in_round", False, 2)
+    assert of(out, "alarm_cleared")[0].by == "open"  # the missing_card of the reveal
+    table.do("3H", *NEXT)  # his burn card, then his round
+    assert results(table)[-1] == (2, "player", ["9D", "QH"], ["2C", "5S"])
+
+
+def test_a_second_press_of_open_before_any_card_is_refused_as_before() -> None:
+    table = explicit()
+    table.do("open")
+    assert "already open" in table.refused("open")
+
+
+# ---------------------------------------------------------------- declare kept
+
+
+def test_a_declare_before_the_last_card_is_kept_and_judged_when_it_comes() -> None:
+    table = explicit()
+    table.do("open", "7S", "6H")
+    missing = of(table.do("by=button declare banker"), "alarm")[0]
+    assert missing.kind == "missing_card"
+    assert of(table.do("KS"), "alarm_cleared")[0].id == missing.id  # no press since: a deal
+    mismatch = of(table.do("KH"), "alarm")[0]  # complete: the kept declare is judged
+    assert (mismatch.kind, mismatch.round) == ("result_mismatch", 1)
+    assert "before the round was complete" in mismatch.text
+    assert results(table) == []
+    table.do("declare player")
+    assert results(table) == [(1, "player", ["7S", "KS"], ["6H", "KH"])]
+
+
+def test_a_kept_declare_that_agrees_lets_the_result_out() -> None:
+    table = explicit()
+    table.do("open", "7S", "6H", "by=button declare player", "KS", "KH")
+    assert results(table) == [(1, "player", ["7S", "KS"], ["6H", "KH"])]
+    assert [a.kind for a in of(table.log, "alarm")] == ["missing_card"]
+
+
+# ---------------------------------------------------------------- reveal, then cards and presses
+
+
+def test_a_card_after_reveal_settles_missing_card_when_no_press_came_between() -> None:
+    table = explicit()
+    table.do("open", "7S", "6H", "KS", "reveal")
+    assert of(table.do("KH"), "alarm_cleared")[0].by == "deal"
+    assert results(table) == [(1, "player", ["7S", "KS"], ["6H", "KH"])]
+
+
+def test_a_card_after_reveal_and_declare_is_no_proof_a_person_settles_it() -> None:
+    table = explicit()
+    table.do("open", "7S", "6H", "KS", "by=button reveal", "by=button declare player")
+    assert of(table.do("KH"), "alarm_cleared") == []  # the card does not settle it
+    assert results(table) == []
+    assert of(table.do("by=button declare player"), "alarm_cleared") == []  # nor the dealer
+    out = table.do("by=pit/ana declare player")  # a person has looked at the table
+    assert [c.by for c in of(out, "alarm_cleared")] == ["declare"]
+    assert results(table) == [(1, "player", ["7S", "KS"], ["6H", "KH"])]
+
+
+def test_reveal_then_open_restarts_the_round_and_holds_its_cards() -> None:
+    table = explicit()
+    table.do("open", "7S", "6H", "KS", "reveal", "open")
+    assert of(table.log, "alarm")[-1].kind == "open_in_round"
+    table.do(*NEXT)
+    assert results(table) == []  # held cards block the result until the pit decides
+    for _ in range(3):
+        table.do("accept_as_burn")
+    assert results(table) == [(1, "player", ["9D", "QH"], ["2C", "5S"])]
+
+
+# ---------------------------------------------------------------- counting
+
+
+def test_cards_held_aside_are_out_of_the_shoe_at_once() -> None:
+    table = explicit()
+    table.do("open", *STAND)
+    left = of(table.log, "shoe")[-1].cards_left
+    out = table.do("5D")  # an extra card, held aside
+    assert of(out, "shoe")[-1].cards_left == left - 1
+    out = table.do("5C")  # coalesced into the same alarm: still counted
+    assert of(out, "shoe")[-1].cards_left == left - 2
+
+
+def test_reveal_of_the_shoes_last_round_is_not_refused() -> None:
+    table = explicit()
+    table.do("open", "7S", "6H", "cut", "KS", "KH")  # the cut card: this round is the last
+    assert of(table.log, "shoe")[-1].phase == "closed"
+    assert table.do("reveal") == []  # the dealer's button after the last round: no refusal
+
+
+def test_the_dealers_open_after_a_card_before_open_does_not_take_that_card() -> None:
+    """Left over from a burn that ran into a round: the card came before his press."""
+    table = explicit()
+    alarm = of(table.do("9S"), "alarm")[0]
+    assert alarm.kind == "card_before_open"
+    out = table.do("by=button open", *NEXT)
+    assert of(out, "alarm_cleared") == []  # still held aside by the shoe
+    assert results(table) == [(1, "player", ["9D", "QH"], ["2C", "5S"])]
+    assert of(table.do("accept_as_burn"), "alarm_cleared")[0].id == alarm.id
+
+
+def test_the_pits_open_takes_a_card_before_open_for_the_round() -> None:
+    table = explicit()
+    table.do("9D", "by=pit/ana open", *NEXT[1:])  # the dealer forgot to press it
+    assert results(table) == [(1, "player", ["9D", "QH"], ["2C", "5S"])]

@@ -3,6 +3,9 @@
 ``baccarat sim shoe --link /tmp/shoe --protocol framed --decks 8 --seed 1 --pace 1``
 deals shoe after shoe on a pty behind the symlink ``/tmp/shoe`` and prints where it is;
 point ``baccarat listen --device /tmp/shoe`` (or the daemon) at the same path.
+``--profile house6`` deals that rule profile's shoe (:meth:`Dealer.for_profile`); the
+dealer stops while the host has an alarm open (``framed``), unless
+``--dealer-ignores-alarms``; ``--record FILE`` appends a JSON line per step dealt.
 ``baccarat sim floor --tables 10 --broker 127.0.0.1:1883`` runs ten tables, each a real
 daemon with a virtual shoe (:mod:`baccarat.sim_hardware.floor`).
 
@@ -16,11 +19,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib
+import json
 import sys
+from pathlib import Path
 from typing import Final, TextIO
+
+from pydantic import ValidationError
 
 from baccarat.drivers.codec import codec_names
 from baccarat.drivers.events import CardDrawn, CutCard, DealerButton, DeviceEvent
+from baccarat.rules.profiles import Profile, ProfileError, load_profile
 from baccarat.sim_hardware.dealer import Dealer, Step
 from baccarat.sim_hardware.faults import FaultPlan
 from baccarat.sim_hardware.virtual_shoe import VirtualShoe
@@ -58,12 +66,20 @@ def add_device_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``baccarat sim shoe``."""
     parser.add_argument("--link", required=True, help="symlink to create for the pty")
     parser.add_argument("--protocol", choices=codec_names(), default="line")
-    parser.add_argument("--decks", type=int, default=8)
+    parser.add_argument("--profile", help="deal this rule profile's shoe: macau, house6, csm "
+                        "or a profile TOML file (decks, burns, cut card, rounds after the cut)")
+    parser.add_argument("--decks", type=int,
+                        help="decks in the shoe (default: the profile's, else 8)")
     parser.add_argument("--seed", type=int, default=1, help="shoe n is shuffled with seed+n-1")
     parser.add_argument("--pace", type=float, default=1.0, help="seconds between cards")
     parser.add_argument("--baud", type=int, default=9600, help="line speed, 8N1")
     parser.add_argument("--misdeal-rate", type=float, default=0.0, help="mistakes per round")
-    parser.add_argument("--burn", default="first_card", help='"first_card" or a card count')
+    parser.add_argument("--burn", help='"first_card" (the default) or a card count; '
+                        "not with --profile")
+    parser.add_argument("--dealer-ignores-alarms", action="store_true",
+                        help="deal on while the controller has an alarm open (fault tests)")
+    parser.add_argument("--record", type=Path, metavar="FILE",
+                        help="append one JSON line per step dealt (what the dealer did)")
     parser.add_argument("--shoes", type=int, default=0, help="stop after N shoes (0: never)")
     parser.add_argument("--garbage-rate", type=float, default=0.0, help="per frame, 0..1")
     parser.add_argument("--bit-flip-rate", type=float, default=0.0, help="per frame, 0..1")
@@ -75,48 +91,97 @@ def run_device(args: argparse.Namespace) -> int:
     return asyncio.run(serve(args))
 
 
+def dealing_profile(args: argparse.Namespace) -> Profile | None:
+    """The ``--profile`` to deal (with ``--decks``), or ``None``; ``ValueError`` if bad."""
+    if args.profile is None:
+        return None
+    if args.burn is not None:
+        raise ValueError("--burn: with --profile the profile's burn is dealt")
+    try:
+        return load_profile(args.profile, decks=args.decks)
+    except (ProfileError, ValidationError, OSError, ValueError) as exc:
+        raise ValueError(f"--profile {args.profile}: {exc}") from exc
+
+
 async def serve(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     """The ``sim shoe`` loop: one dealer per shoe, on one virtual shoe."""
+    try:
+        profile = dealing_profile(args)
+    except ValueError as exc:
+        print(f"baccarat sim shoe: {exc}", file=sys.stderr)
+        return 2
     plan = FaultPlan(
         seed=args.seed,
         garbage_rate=args.garbage_rate,
         bit_flip_rate=args.bit_flip_rate,
         drop_rate=args.drop_rate,
     )
-    async with VirtualShoe(args.link, args.protocol, baud=args.baud, faults=plan) as shoe:
-        say(
-            out,
-            f"virtual shoe {args.link} -> {shoe.device_name} ({args.protocol}, "
-            f"{args.baud} baud 8N1, {args.decks} decks); Ctrl-C to stop",
-        )
-        shoe_no = 0
-        while not args.shoes or shoe_no < args.shoes:
-            shoe_no += 1
-            await deal_shoe(shoe, make_dealer(args, shoe_no), shoe_no, args.pace, out)
+    shoe = VirtualShoe(
+        args.link, args.protocol, baud=args.baud, faults=plan,
+        dealer_ignores_alarms=args.dealer_ignores_alarms,
+    )
+    record = None if args.record is None else args.record.open("a", encoding="utf-8")
+    try:
+        async with shoe:
+            decks = profile.decks if profile is not None else args.decks or 8
+            dealt = f"profile {profile.name}, " if profile is not None else ""
+            say(
+                out,
+                f"virtual shoe {args.link} -> {shoe.device_name} ({args.protocol}, "
+                f"{args.baud} baud 8N1, {dealt}{decks} decks); Ctrl-C to stop",
+            )
+            shoe_no = 0
+            while not args.shoes or shoe_no < args.shoes:
+                shoe_no += 1
+                dealer = make_dealer(args, shoe_no, profile)
+                await deal_shoe(shoe, dealer, shoe_no, args.pace, out, record=record)
+    finally:
+        if record is not None:
+            record.close()
     return 0
 
 
-def make_dealer(args: argparse.Namespace, shoe_no: int) -> Dealer:
-    """The dealer of shoe number ``shoe_no`` (1, 2, ...)."""
-    burn: int | str = args.burn
+def make_dealer(args: argparse.Namespace, shoe_no: int, profile: Profile | None = None) -> Dealer:
+    """The dealer of shoe number ``shoe_no`` (1, 2, ...), of ``profile`` if given."""
+    seed = args.seed + shoe_no - 1
+    buttons = args.protocol != "line"
+    if profile is not None:
+        return Dealer.for_profile(
+            profile, seed=seed, mistake_rate=args.misdeal_rate, buttons=buttons
+        )
+    burn = str(args.burn or "first_card")
     return Dealer(
-        decks=args.decks,
-        seed=args.seed + shoe_no - 1,
-        burn=int(burn) if str(burn).isdigit() else "first_card",
-        buttons=args.protocol != "line",
+        decks=args.decks or 8,
+        seed=seed,
+        burn=int(burn) if burn.isdigit() else "first_card",
+        buttons=buttons,
         mistake_rate=args.misdeal_rate,
     )
 
 
 async def deal_shoe(
-    shoe: VirtualShoe, dealer: Dealer, shoe_no: int, pace: float, out: TextIO
+    shoe: VirtualShoe,
+    dealer: Dealer,
+    shoe_no: int,
+    pace: float,
+    out: TextIO,
+    *,
+    record: TextIO | None = None,
 ) -> None:
-    """Send one shoe, ``pace`` seconds after each card, printing where it is."""
+    """Send one shoe, ``pace`` seconds after each card, printing where it is.
+
+    Before each step the dealer waits while the controller has an alarm open
+    (:meth:`VirtualShoe.dealer_ready`); each step sent is a line in ``record``, flushed.
+    """
     total = len(dealer.cards)
     device_name = shoe.device_name
     for step in dealer.steps():
+        await shoe.dealer_ready()
         if not shoe.send(step.event):
             continue
+        if record is not None:
+            record.write(json.dumps(step.record(shoe_no)) + "\n")
+            record.flush()
         if shoe.device_name != device_name:
             device_name = shoe.device_name
             say(out, f"plugged in again as {device_name}")

@@ -392,7 +392,18 @@ class Table:
                 self.journal.rotate(counters, inp)
             except JournalError as exc:  # this input is recorded; the next could not be
                 self.stop_on_fault(f"{exc}: cannot record inputs")
+        self._tell_device_alarms()
         return outcome
+
+    def _tell_device_alarms(self) -> None:
+        """Tell the device the alarms that wait for a person (a framed shoe stops the dealer).
+
+        Only changes reach the device (:meth:`DeviceSource.tell_alarms`); a no-op without
+        a device, and for a device that cannot be told.
+        """
+        if self.device is not None:
+            open_now = [(m.id, m.kind) for m in self.engine.open_alarms() if m.correctable]
+            self.device.tell_alarms(open_now)
 
     def _queue(self, message: Message, *, republished: bool = False) -> None:
         """Queue a message; a ``republished`` one (a copy, its seq not new) moves no cursor."""
@@ -522,6 +533,7 @@ class Table:
         # the journal is good: a fault a previous run left retained is over
         self.outbox.put(OutMessage(self.config.topic(FAULT_TOPIC), b"", retain=True))
         device = self.device = open_device(self.config.device)
+        self._tell_device_alarms()  # those recovery left open, told once the port opens
         # What start-up made (modules, schemas, the replayed state) lives as long as the
         # process: keep the garbage collector's full passes off it, so that one of them
         # does not hold a card for milliseconds (measured: bench/latency.py LATENCY_DEBUG).

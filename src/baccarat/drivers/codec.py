@@ -19,7 +19,7 @@ Adding a shoe vendor is one new module defining ``CODEC: Codec`` and one line in
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final, Protocol
 
@@ -83,6 +83,22 @@ class Decoder(Protocol):
         ...
 
 
+class AlarmTeller(Protocol):
+    """Host side of a protocol that can tell the device which alarms are open.
+
+    Without I/O: it returns the bytes to write. ``framed`` has one (the ALARM frame);
+    ``line`` has no way back to the device, and no teller.
+    """
+
+    def tell(self, alarms: Iterable[tuple[int, str]], now: float) -> bytes:
+        """The bytes for the change from the alarms told before to ``alarms`` (id, kind)."""
+        ...
+
+    def refresh(self, now: float, *, every: bool = False) -> bytes:
+        """The bytes due again at ``now`` (``every``: all of them, for a new link)."""
+        ...
+
+
 class Encoder(Protocol):
     """Device side of a wire protocol, used by the simulators."""
 
@@ -118,7 +134,9 @@ class Codec:
     """One wire protocol: its name, what it can carry, and factories for both sides.
 
     ``heartbeat_timeout`` is the silence (seconds) after which the host may declare the
-    link down, or ``None`` when the protocol has no heartbeat.
+    link down, or ``None`` when the protocol has no heartbeat. ``alarm_teller`` makes the
+    host's side of telling the device the table's open alarms, or is ``None`` when the
+    protocol cannot (:attr:`tells_alarms`).
     """
 
     name: str
@@ -126,6 +144,12 @@ class Codec:
     decoder: Callable[[], Decoder]
     encoder: Callable[[], Encoder]
     heartbeat_timeout: float | None = None
+    alarm_teller: Callable[[], AlarmTeller] | None = None
+
+    @property
+    def tells_alarms(self) -> bool:
+        """Whether the host can tell the device which alarms are open."""
+        return self.alarm_teller is not None
 
     def can_carry(self, event: DeviceEvent) -> bool:
         """Whether this protocol has a message for ``event``."""

@@ -19,7 +19,7 @@ import binascii
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -64,6 +64,7 @@ HELLO: Final = 0x01
 ACK: Final = 0x02
 QUERY: Final = 0x03
 POSITION: Final = 0x04
+ALARM: Final = 0x05
 CARD: Final = 0x10
 UNREADABLE: Final = 0x11
 CUT_CARD: Final = 0x12
@@ -79,6 +80,8 @@ HEARTBEAT: Final = 0x50
 # baccarat.drivers.framed_device.
 ACK_DELAY_MAX: Final = 0.05
 HEARTBEAT_TIMEOUT: Final = 3.0
+ALARM_REFRESH: Final = 1.0
+"""Seconds between the host's repeats of the open frame of each open alarm (6.9)."""
 
 # Placing the device's sequence (PROTOCOL.md, 6.6 and 6.7).
 POSITION_SIZE: Final = 4
@@ -91,7 +94,14 @@ ANSWER_TIMEOUT: Final = 2.0
 """Seconds since the first QUERY after which an unanswered device is taken for version 1."""
 V1_SIGHTINGS: Final = 2
 """Times a version-1 device must repeat the first of its frames before the host goes on there."""
-_HOST_FRAMES: Final = frozenset({ACK, QUERY})
+_HOST_FRAMES: Final = frozenset({ACK, QUERY, ALARM})
+
+# The ALARM frame (PROTOCOL.md, 6.9): STATE (1 byte), ID (4 bytes), KIND (1..59 bytes).
+ALARM_CLEARED: Final = 0
+ALARM_OPEN: Final = 1
+ALARM_HEAD: Final = 5
+"""STATE and ID: the bytes of an ALARM payload before its KIND."""
+ALARM_KIND_MAX: Final = MAX_PAYLOAD - ALARM_HEAD
 
 _EMPTY_FRAMES: Final[dict[type[DeviceEvent], int]] = {
     CutCard: CUT_CARD,
@@ -148,6 +158,106 @@ def ack_frame(seq: int) -> bytes:
 def query_frame(nonce: int) -> bytes:
     """The host's question "which frame is your oldest unacknowledged?" (6.6)."""
     return encode_frame(nonce, QUERY)
+
+
+@dataclass(frozen=True, slots=True)
+class AlarmNotice:
+    """What one ALARM frame says: alarm ``alarm_id`` of ``kind`` is open, or cleared."""
+
+    alarm_id: int
+    kind: str
+    open: bool
+
+
+def alarm_payload(notice: AlarmNotice) -> bytes:
+    """Payload of an ALARM frame; ``ValueError`` for a kind that is not 1..59 printable ASCII."""
+    kind = notice.kind.encode("utf-8")
+    if not 1 <= len(kind) <= ALARM_KIND_MAX or not _printable(kind):
+        raise ValueError(f"alarm kind {notice.kind!r}: 1..{ALARM_KIND_MAX} printable ASCII")
+    if not 0 <= notice.alarm_id <= 0xFFFFFFFF:
+        raise ValueError(f"alarm id {notice.alarm_id}: 0..2^32-1")
+    state = ALARM_OPEN if notice.open else ALARM_CLEARED
+    return bytes((state,)) + notice.alarm_id.to_bytes(4, "big") + kind
+
+
+def alarm_frame(notice: AlarmNotice) -> bytes:
+    """The host's ALARM frame for ``notice``: SEQ 0, not acknowledged (6.9)."""
+    return encode_frame(0, ALARM, alarm_payload(notice))
+
+
+def parse_alarm(payload: bytes) -> AlarmNotice | None:
+    """The notice an ALARM payload carries; ``None`` if it is malformed (the device ignores it).
+
+    Malformed: shorter than STATE, ID and one KIND byte; STATE neither 0 nor 1; a KIND
+    byte outside printable ASCII (0x20..0x7E).
+    """
+    if len(payload) <= ALARM_HEAD or payload[0] not in (ALARM_CLEARED, ALARM_OPEN):
+        return None
+    kind = payload[ALARM_HEAD:]
+    if not _printable(kind):
+        return None
+    alarm_id = int.from_bytes(payload[1:ALARM_HEAD], "big")
+    return AlarmNotice(alarm_id, kind.decode("ascii"), payload[0] == ALARM_OPEN)
+
+
+def _printable(data: bytes) -> bool:
+    return all(0x20 <= byte <= 0x7E for byte in data)
+
+
+def wire_kind(kind: str) -> str:
+    """``kind`` as an ALARM frame can carry it: printable ASCII (others ``?``), 1..59 long."""
+    text = "".join(c if " " <= c <= "~" else "?" for c in kind)[:ALARM_KIND_MAX]
+    return text or "?"
+
+
+class AlarmTeller:
+    """The host's side of ALARM frames, without I/O: what to write, and when (6.9).
+
+    :meth:`tell` takes the table's open alarms as they are now and returns the frames of
+    what changed (an open frame for each new alarm, a cleared frame for each one gone);
+    :meth:`refresh`, called on a timer, repeats the open frame of every open alarm not
+    sent for :data:`ALARM_REFRESH` seconds, so a lost open frame is repaired and the
+    device's lease does not run out while the alarm lasts.
+    """
+
+    def __init__(self, refresh: float = ALARM_REFRESH) -> None:
+        self.refresh_interval = refresh
+        self._open: dict[int, tuple[str, float]] = {}  # id -> kind, when last sent
+        self.frames_out = 0
+
+    @property
+    def open(self) -> dict[int, str]:
+        """The alarms the device was told are open: id -> kind."""
+        return {alarm_id: kind for alarm_id, (kind, _) in self._open.items()}
+
+    def tell(self, alarms: Iterable[tuple[int, str]], now: float) -> bytes:
+        """The frames for the change from the alarms told before to ``alarms`` (id, kind)."""
+        wanted = {alarm_id & 0xFFFFFFFF: wire_kind(kind) for alarm_id, kind in alarms}
+        out = b""
+        for alarm_id, (kind, _) in list(self._open.items()):
+            if wanted.get(alarm_id) != kind:
+                del self._open[alarm_id]
+                out += self._frame(AlarmNotice(alarm_id, kind, open=False))
+        for alarm_id, kind in wanted.items():
+            if alarm_id not in self._open:
+                out += self._send_open(alarm_id, kind, now)
+        return out
+
+    def refresh(self, now: float, *, every: bool = False) -> bytes:
+        """The open frames due again at ``now`` (``every``: all of them, e.g. on a new link)."""
+        out = b""
+        for alarm_id, (kind, sent_at) in sorted(self._open.items()):
+            if every or now - sent_at >= self.refresh_interval:
+                out += self._send_open(alarm_id, kind, now)
+        return out
+
+    def _send_open(self, alarm_id: int, kind: str, now: float) -> bytes:
+        self._open[alarm_id] = (kind, now)
+        return self._frame(AlarmNotice(alarm_id, kind, open=True))
+
+    def _frame(self, notice: AlarmNotice) -> bytes:
+        self.frames_out += 1
+        return alarm_frame(notice)
 
 
 def position_payload(oldest: int, next_seq: int, session: int) -> bytes:
@@ -723,4 +833,5 @@ CODEC: Final = Codec(
     decoder=FramedDecoder,
     encoder=FramedEncoder,
     heartbeat_timeout=HEARTBEAT_TIMEOUT,
+    alarm_teller=AlarmTeller,
 )

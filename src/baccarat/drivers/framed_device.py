@@ -16,6 +16,7 @@ from typing import Final
 from baccarat.drivers.events import DeviceEvent
 from baccarat.drivers.framed import (
     ACK,
+    ALARM,
     HEARTBEAT,
     HELLO,
     QUERY,
@@ -23,6 +24,7 @@ from baccarat.drivers.framed import (
     FrameSplitter,
     event_frame_parts,
     hello_payload,
+    parse_alarm,
     position_frame,
 )
 
@@ -33,6 +35,8 @@ WINDOW: Final = 8
 """Most frames a device may have sent and not yet seen acknowledged (at most 127)."""
 ANSWERS_MAX: Final = 4
 """QUERYs waiting for their answer at most; a host that asks faster gets the newest."""
+ALARM_LEASE: Final = 3.5
+"""Seconds a device holds an alarm open after its last open frame, without a cleared one."""
 
 
 @dataclass(slots=True)
@@ -51,7 +55,9 @@ class FramedSender:
     When nothing has been sent for ``heartbeat_interval`` seconds a HEARTBEAT is queued.
     A frame gets its sequence number when it is first sent; a QUERY from the host is
     answered with a POSITION (the oldest frame not acknowledged, the next number) before
-    anything else (PROTOCOL.md, 6.6).
+    anything else (PROTOCOL.md, 6.6). An ALARM from the host opens or clears an alarm; an
+    open one lapses ``alarm_lease`` seconds after its last open frame (6.9):
+    :meth:`open_alarms` says which are open at a given time, for the shoe's display.
 
     Loop: write every frame :meth:`next_frame` returns; when it returns ``None``, wait for
     more events, for bytes from the host (:meth:`receive`) or until :meth:`next_deadline`.
@@ -64,6 +70,7 @@ class FramedSender:
         retransmit_timeout: float = RETRANSMIT_TIMEOUT,
         heartbeat_interval: float | None = HEARTBEAT_INTERVAL,
         session: int | None = None,
+        alarm_lease: float = ALARM_LEASE,
     ) -> None:
         if not 1 <= window <= 127:
             raise ValueError("window must be 1..127")
@@ -79,12 +86,17 @@ class FramedSender:
         self._cursor = 0  # frames in flight before this index were sent this round
         self._last_sent: float | None = None
         self._splitter = FrameSplitter()
+        self.alarm_lease = alarm_lease
+        self._alarms: dict[int, tuple[str, float]] = {}  # id -> kind, lease ends at
+        self._now = 0.0  # the latest time the caller gave
         self.frames_sent = 0
         self.retransmissions = 0
         self.acks_in = 0
         self.stale_acks = 0
         self.queries_in = 0
         self.forgotten = 0
+        self.alarms_in = 0
+        self.bad_alarms = 0
 
     @property
     def idle(self) -> bool:
@@ -130,6 +142,7 @@ class FramedSender:
 
     def next_frame(self, now: float) -> bytes | None:
         """The next frame to write at time ``now`` (answers, retransmissions, new), or ``None``."""
+        self._now = max(self._now, now)
         if self._answers:  # as things stand when it is sent
             nonce = self._answers.popleft()
             return position_frame(nonce, self.oldest_unacknowledged, self._encoder.next_seq,
@@ -174,11 +187,16 @@ class FramedSender:
         """POSITION answers waiting to be written."""
         return len(self._answers)
 
-    def receive(self, data: bytes) -> int:
-        """Read bytes from the host; return how many frames its ACKs released.
+    def receive(self, data: bytes, now: float | None = None) -> int:
+        """Read bytes from the host, arrived at ``now``; return how many frames ACKs released.
 
-        A QUERY queues its answer (:attr:`answers_due`); other host frames are ignored.
+        A QUERY queues its answer (:attr:`answers_due`); an ALARM opens (with its lease
+        from ``now``) or clears an alarm, and a malformed one is ignored and counted
+        (``bad_alarms``); other host frames are ignored. ``now`` matters only to ALARM
+        frames; without it, the latest time given to this sender is taken.
         """
+        if now is not None:
+            self._now = max(self._now, now)
         released = 0
         for body in self._splitter.split(data):
             if not isinstance(body, bytes):
@@ -189,7 +207,31 @@ class FramedSender:
             elif body[2] == QUERY:
                 self.queries_in += 1
                 self._answers.append(body[1])
+            elif body[2] == ALARM:
+                self._alarm(body[3:-2], self._now if now is None else now)
         return released
+
+    def open_alarms(self, now: float) -> dict[int, str]:
+        """The alarms open at ``now`` (id -> kind): told open, not cleared, lease running."""
+        self._now = max(self._now, now)
+        for alarm_id in [a for a, (_, until) in self._alarms.items() if until <= now]:
+            del self._alarms[alarm_id]
+        return {alarm_id: kind for alarm_id, (kind, _) in self._alarms.items()}
+
+    def alarm_deadline(self) -> float | None:
+        """When the first open alarm's lease runs out, or ``None`` if none is open."""
+        return min((until for _, until in self._alarms.values()), default=None)
+
+    def _alarm(self, payload: bytes, now: float) -> None:
+        notice = parse_alarm(payload)
+        if notice is None:
+            self.bad_alarms += 1
+            return
+        self.alarms_in += 1
+        if notice.open:
+            self._alarms[notice.alarm_id] = (notice.kind, now + self.alarm_lease)
+        else:
+            self._alarms.pop(notice.alarm_id, None)
 
     def _release(self, acked: int) -> int:
         for index, entry in enumerate(self._in_flight):
@@ -229,6 +271,8 @@ class FramedSender:
             "stale_acks": self.stale_acks,
             "queries_in": self.queries_in,
             "forgotten": self.forgotten,
+            "alarms_in": self.alarms_in,
+            "bad_alarms": self.bad_alarms,
             "queued": len(self._queue),
             "in_flight": len(self._in_flight),
         }

@@ -22,6 +22,10 @@ What it does besides decoding:
   link is up once valid frames arrive, and down again when none came for the codec's
   ``heartbeat_timeout`` while the port stays open; for ``line`` it is up when the port
   is open.
+* tells the device which of the table's alarms are open (:meth:`SerialSource.tell_alarms`)
+  when its codec can (``framed``: ALARM frames, written beside the acknowledgements; the
+  open ones repeated every ``ALARM_REFRESH``, checked each :data:`WATCHDOG_TICK`, and all
+  of them at once on every new port);
 * keeps the decoder across reconnections, so ``framed`` drops frames the device
   retransmits after an unplug instead of delivering them twice.
 * :attr:`SerialSource.counters`: bytes, frames, rejected bytes, CRC errors,
@@ -43,9 +47,10 @@ import logging
 import random
 import time
 from collections import deque
+from collections.abc import Sequence
 from typing import Final
 
-from baccarat.drivers.codec import Codec, get_codec
+from baccarat.drivers.codec import AlarmTeller, Codec, get_codec
 from baccarat.drivers.events import DeviceEvent, LinkDown, LinkUp
 from baccarat.drivers.serial_transport import PortError, SerialPort, open_port
 from baccarat.drivers.source import Batch, DeviceSource, LinkState, reconnect_backoff
@@ -53,7 +58,7 @@ from baccarat.drivers.source import Batch, DeviceSource, LinkState, reconnect_ba
 log = logging.getLogger(__name__)
 
 WATCHDOG_TICK: Final = 0.25
-"""Seconds between checks for a missing heartbeat."""
+"""Seconds between checks for a missing heartbeat (and for alarms to tell again)."""
 DEBUG_RING_SIZE: Final = 64
 """Chunks in and out kept for :meth:`SerialSource.dump_debug`."""
 QUEUE_HIGH: Final = 1024
@@ -93,9 +98,12 @@ class SerialSource(DeviceSource):
         self._last_frame_at = 0.0
         self._frames_seen = 0
         self._ring: deque[tuple[float, str, bytes]] = deque(maxlen=DEBUG_RING_SIZE)
+        teller = self.codec.alarm_teller
+        self._alarms: AlarmTeller | None = teller() if teller is not None else None
         self._stats = dict.fromkeys(
             (
                 "bytes_out",
+                "alarm_bytes_out",
                 "opens",
                 "reconnects",
                 "open_failures",
@@ -146,6 +154,24 @@ class SerialSource(DeviceSource):
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         await self._close_port()
+
+    def tell_alarms(self, alarms: Sequence[tuple[int, str]]) -> None:
+        """Tell the device the table's open alarms, ``(id, kind)`` each (see the base class).
+
+        A no-op when the codec cannot (``line``). Without a port the change is kept and
+        told when the next port opens.
+        """
+        if self._alarms is not None:
+            self._write_alarms(self._alarms.tell(alarms, time.monotonic()))
+
+    def _refresh_alarms(self, *, every: bool = False) -> None:
+        if self._alarms is not None:
+            self._write_alarms(self._alarms.refresh(time.monotonic(), every=every))
+
+    def _write_alarms(self, frames: bytes) -> None:
+        if frames and self._port is not None:
+            self._stats["alarm_bytes_out"] += len(frames)
+            self._write_ack(frames)
 
     def _write_ack(self, ack: bytes) -> None:
         if self._port is not None:
@@ -212,6 +238,7 @@ class SerialSource(DeviceSource):
         if self.codec.heartbeat_timeout is None:
             self._report_up(f"{self.device} open at {self.baud} baud")
         port.start()  # what the port held already (cards sent while we were away) comes now
+        self._refresh_alarms(every=True)  # a device that restarted forgot them
         try:
             return await self._watch(port)
         finally:
@@ -223,6 +250,7 @@ class SerialSource(DeviceSource):
             done, _ = await asyncio.wait({port.lost}, timeout=WATCHDOG_TICK)
             if done:
                 return port.lost.result()
+            self._refresh_alarms()
             silent = time.monotonic() - self._last_frame_at
             if timeout is not None and silent > timeout and self.state is LinkState.UP:
                 self._stats["heartbeat_timeouts"] += 1

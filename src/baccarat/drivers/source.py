@@ -30,7 +30,7 @@ import asyncio
 import enum
 import random
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Final, Self
@@ -134,6 +134,17 @@ class DeviceSource(abc.ABC):
         if self._started:
             raise DeviceSourceError("resume_after() must come before the source starts")
         self.decoder.resume_after(seq)
+
+    def tell_alarms(self, alarms: Sequence[tuple[int, str]]) -> None:
+        """Tell the device the table's open alarms now: ``(id, kind)`` of each.
+
+        Idempotent: call it after every input with the whole set; only changes go to the
+        device, and a source that can tell repeats the open ones on a timer (``framed``:
+        the ALARM frame, PROTOCOL.md 6.9). A no-op here: for a protocol with no way back
+        to the device (``line``), and for :class:`~baccarat.drivers.usb_source.UsbSource`,
+        which does not tell alarms (its bulk OUT carries acknowledgements only).
+        """
+        del alarms
 
     async def start(self) -> None:
         """Start reading the device in the background. Idempotent."""

@@ -26,6 +26,10 @@ the consumer catches up; the device's unacknowledged frames pile up on the devic
 stops sending new ones and retransmits later. The reader re-checks for a stop every
 :data:`HANDOFF_POLL` seconds while it waits.
 
+The source does not tell the device the table's open alarms:
+:meth:`~baccarat.drivers.source.DeviceSource.tell_alarms` is a no-op here (the writer
+thread carries acknowledgements only).
+
 The decoder lives as long as the source, so it drops the duplicates a device retransmits
 after a replug. Timeouts are module constants in seconds, read at run time, so tests
 shrink them.

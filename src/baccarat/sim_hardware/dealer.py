@@ -12,6 +12,10 @@ the dealer buttons, and makes a chosen mistake at a given rate or at scripted ro
 * ``foreign_card``: a card that is not from this shoe comes out in place of one (a card
   of which every copy has already been dealt, if there is one, else a random card).
 
+With buttons a round goes: ``open``, the round's burn (the ``burn`` button and its cards),
+the hand's cards, ``reveal``, a ``declare`` button. :meth:`Dealer.for_profile` deals the
+shoe a rule profile describes (decks, burns, cut card, rounds after the cut).
+
 Everything is deterministic from ``seed`` (``random.Random(seed)``). Each :class:`Step`
 says what a card or button was for (round, position, mistake), so tests can check what
 the controller made of it. A protocol that carries only cards (``line``) sees only the
@@ -25,7 +29,7 @@ import random
 from collections import Counter
 from collections.abc import Collection, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from baccarat.cards import ALL_CARDS, Card, shuffled_shoe
 from baccarat.drivers.events import (
@@ -37,6 +41,7 @@ from baccarat.drivers.events import (
     ShoeInserted,
     ShoeRemoved,
 )
+from baccarat.rules.profiles import Profile
 from baccarat.rules.tableau import next_position, total, winner
 
 Mistake = Literal["extra_card", "missing_card", "skipped_burn", "wrong_declare", "foreign_card"]
@@ -50,6 +55,8 @@ MISTAKES: Final[tuple[Mistake, ...]] = (
 BurnMethod = int | Literal["first_card"]
 ROUND_MAX_CARDS: Final = 6
 """A round needs at most six cards; the dealer stops when fewer remain."""
+CUT_FROM_END: Final = 14
+"""Where the dealer puts the cut card in a profile's shoe: this many cards from the end."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +73,23 @@ class Step:
     role: str
     mistake: Mistake | None = None
 
+    def record(self, shoe_no: int) -> dict[str, Any]:
+        """The step as one line of ``baccarat sim shoe --record``: what the dealer did.
+
+        ``{"shoe", "round", "role", "card", "button", "mistake"}``: ``card`` is the card's
+        code (``"AS"``) or ``None``, ``button`` the button's name or ``None``. A shoe's
+        first ``"shoe"`` step is its insertion, its last the removal.
+        """
+        event = self.event
+        return {
+            "shoe": shoe_no,
+            "round": self.round_no,
+            "role": self.role,
+            "card": event.card.code if isinstance(event, CardDrawn) else None,
+            "button": event.button if isinstance(event, DealerButton) else None,
+            "mistake": self.mistake,
+        }
+
 
 def first_card_burn_count(card: Card) -> int:
     """Burn count of the "first card" method: its face value, 10/J/Q/K counting 10."""
@@ -76,10 +100,13 @@ class Dealer:
     """Deals one shoe and yields its :class:`Step` s.
 
     ``cards``: the shoe in dealing order (default: ``decks`` decks shuffled from ``seed``);
-    ``burn``: the shoe's burn, a card count or ``"first_card"``; ``round_burn``: cards
-    burned before every round; ``cut_from_end``: where the cut card sits (0: no cut card,
-    deal until the shoe runs out); ``rounds_after_cut``: rounds played after the one in
-    which the cut card came out; ``buttons``: whether the shoe has dealer buttons;
+    ``burn``: the shoe's burn, a card count or ``"first_card"`` (the first card, then as
+    many as its value: ``burn_values`` by rank letter, else 1 for an ace .. 10 for a ten
+    or a face); ``round_burn``: cards burned at the start of every round, after ``open``;
+    ``cut_from_end``: where the cut card sits (0: no cut card, deal until the shoe runs
+    out); ``rounds_after_cut``: rounds played after the one in which the cut card came
+    out; ``one_more_if_tie``: one round more if that round was a tie (house6);
+    ``buttons``: whether the shoe has dealer buttons;
     ``mistake_rate``: probability of a mistake per round (chosen among those that apply);
     ``mistakes_at``: round number -> mistake, on top of the rate.
     """
@@ -91,9 +118,11 @@ class Dealer:
         seed: int = 0,
         cards: Sequence[Card] | None = None,
         burn: BurnMethod = "first_card",
+        burn_values: Mapping[str, int] | None = None,
         round_burn: int = 0,
-        cut_from_end: int = 14,
+        cut_from_end: int = CUT_FROM_END,
         rounds_after_cut: int = 0,
+        one_more_if_tie: bool = False,
         buttons: bool = True,
         mistake_rate: float = 0.0,
         mistakes_at: Mapping[int, Mistake] | None = None,
@@ -102,9 +131,12 @@ class Dealer:
         self.seed = seed
         self.cards = list(cards) if cards is not None else shuffled_shoe(decks, seed)
         self.burn = burn
+        self.burn_values = dict(burn_values) if burn_values is not None else None
         self.round_burn = round_burn
         self.cut_index = len(self.cards) - cut_from_end if cut_from_end else None
         self.rounds_after_cut = rounds_after_cut
+        self.one_more_if_tie = one_more_if_tie
+        self._last_winner: str | None = None
         self.buttons = buttons
         self.mistake_rate = mistake_rate
         self.mistakes_at = dict(mistakes_at or {})
@@ -115,6 +147,41 @@ class Dealer:
         self._foreign: Card | None = None
         self.mistakes_made: list[tuple[int, Mistake]] = []
         """(round number, mistake) for every mistake made so far, in order."""
+
+    @classmethod
+    def for_profile(
+        cls,
+        profile: Profile,
+        *,
+        seed: int = 0,
+        mistake_rate: float = 0.0,
+        buttons: bool = True,
+        mistakes_at: Mapping[int, Mistake] | None = None,
+    ) -> Dealer:
+        """A dealer dealing the shoe of ``profile``: its decks, burns, cut card and end.
+
+        The shoe's burn by ``burn`` (``first_card`` by its ``burn_values``, ``fixed``
+        ``burn_count`` cards, ``decks`` one a deck, ``none``), ``burn_per_round`` at every
+        round, the cut card :data:`CUT_FROM_END` cards from the end (none without
+        ``cut_card``), and after the cut round ``after_cut``: no more, one more, or one
+        more if it was a tie. A continuous shuffler has no cut card and no burn.
+        """
+        shuffler = profile.continuous_shuffler
+        initial = profile.initial_burn()
+        burn: BurnMethod = "first_card" if initial is None else initial
+        return cls(
+            decks=profile.decks,
+            seed=seed,
+            burn=0 if shuffler else burn,
+            burn_values=profile.burn_values,
+            round_burn=0 if shuffler else profile.burn_per_round,
+            cut_from_end=CUT_FROM_END if profile.cut_card and not shuffler else 0,
+            rounds_after_cut=1 if profile.after_cut == "one_more_round" else 0,
+            one_more_if_tie=profile.after_cut == "one_more_if_tie",
+            buttons=buttons,
+            mistake_rate=mistake_rate,
+            mistakes_at=mistakes_at,
+        )
 
     @property
     def remaining(self) -> int:
@@ -135,24 +202,28 @@ class Dealer:
             yield from self._shoe_burn()
         rounds_left: int | None = None  # counted down once the cut card is out
         round_no = 1
-        while self.remaining >= ROUND_MAX_CARDS and rounds_left != 0:
+        while self.remaining >= ROUND_MAX_CARDS + self.round_burn and rounds_left != 0:
             mistake = first_mistake if round_no == 1 else self._mistake_for(round_no)
             yield from self._round(round_no, mistake)
             if rounds_left is not None:
                 rounds_left -= 1
             elif self._cut_seen:
-                rounds_left = self.rounds_after_cut
+                tie = self.one_more_if_tie and self._last_winner == "tie"
+                rounds_left = self.rounds_after_cut + (1 if tie else 0)
             round_no += 1
         yield Step(ShoeRemoved(), round_no - 1, "shoe")
 
     # -- the shoe's start ------------------------------------------------------------
 
     def _shoe_burn(self) -> Iterator[Step]:
+        if self.burn == 0:
+            return  # nothing to burn: no burn button either
         if self.buttons:
             yield self._button("burn", 0)
         if self.burn == "first_card":
             first = yield from self._draw(0, "burn")
-            count = first_card_burn_count(first)
+            values = self.burn_values
+            count = first_card_burn_count(first) if values is None else values[first.code[0]]
         else:
             count = self.burn
         for _ in range(count):
@@ -161,13 +232,13 @@ class Dealer:
     # -- a round ---------------------------------------------------------------------
 
     def _round(self, round_no: int, mistake: Mistake | None) -> Iterator[Step]:
+        if self.buttons:
+            yield self._button("open", round_no)
         if self.round_burn and mistake != "skipped_burn":
             if self.buttons:
                 yield self._button("burn", round_no)
             for _ in range(self.round_burn):
                 yield from self._draw(round_no, "burn")
-        if self.buttons:
-            yield self._button("open", round_no)
         plan = self._plan_round(mistake)
         player: list[int] = []
         banker: list[int] = []
@@ -179,6 +250,7 @@ class Dealer:
             card = yield from self._draw(round_no, position, card, tag)
             if position != "extra":
                 (player if position.startswith("P") else banker).append(card.value)
+        self._last_winner = winner(total(player), total(banker))
         if self.buttons:
             yield from self._declare(round_no, player, banker, mistake)
 

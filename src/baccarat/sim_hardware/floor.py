@@ -3,8 +3,13 @@
 Each table is what a real one is: a ``baccarat run`` daemon in a process of its own, with
 its own configuration file and journal, reading a virtual framed shoe on a pty; this
 process holds the N shoes and deals on each, shoe after shoe, ``pace`` seconds between
-cards. The daemons publish to the broker given (a floor broker, or each to the same
-mosquitto), as the table's account ``username`` (``{table}`` in it is the table's name).
+cards, the shoe of the rule ``profile`` each daemon is configured with
+(:meth:`~baccarat.sim_hardware.dealer.Dealer.for_profile`), with mistakes at
+``misdeal_rate`` per round. A dealer stops while his table has an alarm open that waits
+for a person (the daemon tells the shoe), until the pit settles it, unless
+``dealer_ignores_alarms``. The daemons publish to the broker given (a floor broker, or
+each to the same mosquitto), as the table's account ``username`` (``{table}`` in it is the
+table's name).
 
 Tables are named ``T01``, ``T02``, ... (``T001`` ... from 100 tables on). Everything of a
 table lives in ``folder/T01/``: ``table.toml``, ``journal/``, ``daemon.log`` and the
@@ -27,7 +32,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, TextIO
 
+from pydantic import ValidationError
+
 from baccarat.drivers.events import CardDrawn
+from baccarat.rules.profiles import Profile, ProfileError, load_profile
 from baccarat.sim_hardware.dealer import Dealer
 from baccarat.sim_hardware.virtual_shoe import VirtualShoe
 
@@ -62,8 +70,14 @@ class FloorPlan:
     topic_prefix: str = "baccarat"
     pace: float = 0.2
     """Seconds between cards at each table."""
-    decks: int = 8
+    decks: int | None = None
+    """Decks in each shoe; ``None``: the profile's."""
     seed: int = 1
+    profile: str = "macau"
+    """The rule profile of every table (a name, or a profile TOML file's absolute path)."""
+    misdeal_rate: float = 0.0
+    """The dealers' mistakes per round."""
+    dealer_ignores_alarms: bool = False
     fsync: bool = True
     log_level: str = "INFO"
     python: str = sys.executable
@@ -108,19 +122,28 @@ class SimTable:
         return "\n".join(text.splitlines()[-lines:])
 
 
+def floor_profile(plan: FloorPlan) -> Profile:
+    """The profile the tables play and the dealers deal; :class:`FloorError` if bad."""
+    try:
+        return load_profile(plan.profile, decks=plan.decks)
+    except (ProfileError, ValidationError, OSError, ValueError) as exc:
+        raise FloorError(f"--profile {plan.profile}: {exc}") from exc
+
+
 def table_config(plan: FloorPlan, table: SimTable) -> str:
-    """The ``table.toml`` of one simulated table."""
+    """The ``table.toml`` of one simulated table: the plan's profile, its decks if given."""
 
     def toml(value: object) -> str:
         return json.dumps(value)  # a JSON string or number is a TOML one
 
+    decks = floor_profile(plan).decks
     lines = [
         f"table = {toml(table.name)}",
         f"topic_prefix = {toml(plan.topic_prefix)}",
-        'profile = "macau"',
-        f"allow_test_decks = {toml(plan.decks < 6)}",
+        f"profile = {toml(plan.profile)}",
+        f"allow_test_decks = {toml(decks < 6)}",
         "[rules]",
-        f"decks = {plan.decks}",
+        *([f"decks = {plan.decks}"] if plan.decks is not None else []),
         "[device]",
         'kind = "serial"',
         f"path = {toml(str(table.shoe_link))}",
@@ -150,6 +173,9 @@ class Floor:
             raise FloorError(f"--tables must be 1 or more, not {plan.tables}")
         if plan.pace < 0:
             raise FloorError(f"--pace must be 0 or more seconds, not {plan.pace}")
+        if not 0 <= plan.misdeal_rate <= 1:
+            raise FloorError(f"--misdeal-rate must be 0..1, not {plan.misdeal_rate}")
+        self.profile = floor_profile(plan)
         self.plan = plan
         self.out = out
         self.tables = [
@@ -176,7 +202,10 @@ class Floor:
     async def _start(self) -> None:
         for table in self.tables:
             table.folder.mkdir(parents=True, exist_ok=True)
-            table.shoe = VirtualShoe(table.shoe_link, "framed", baud=BAUD)
+            table.shoe = VirtualShoe(
+                table.shoe_link, "framed", baud=BAUD,
+                dealer_ignores_alarms=self.plan.dealer_ignores_alarms,
+            )
             await table.shoe.start()
             table.config_file.write_text(table_config(self.plan, table))
             with table.log_file.open("ab") as log:
@@ -245,8 +274,11 @@ class Floor:
         rng = random.Random(self.plan.seed * 1000 + table.number)
         await asyncio.sleep(rng.random() * self.plan.pace)
         while True:
-            dealer = Dealer(decks=self.plan.decks, seed=rng.randrange(2**32))
+            dealer = Dealer.for_profile(
+                self.profile, seed=rng.randrange(2**32), mistake_rate=self.plan.misdeal_rate
+            )
             for event in dealer.events():
+                await table.shoe.dealer_ready()
                 table.shoe.send(event)
                 if isinstance(event, CardDrawn):
                     table.cards_dealt += 1

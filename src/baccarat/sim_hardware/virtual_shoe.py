@@ -14,6 +14,12 @@ Usage::
         await shoe.play(Dealer(decks=8, seed=1).events())   # queue a whole shoe
         await shoe.drain()                                   # written (and acknowledged)
 
+The dealer stops while the host has an alarm open: over ``framed`` the host tells the shoe
+which (ALARM frames, PROTOCOL.md 6.9), and :meth:`VirtualShoe.dealer_ready`, awaited
+before each of the dealer's events by :meth:`VirtualShoe.play` and ``baccarat sim shoe``,
+returns only once none is open (cleared, or its lease ran out). Events already queued are
+not taken back. ``dealer_ignores_alarms`` deals on regardless (for fault tests).
+
 Faults on the wire come from a :class:`~baccarat.sim_hardware.faults.FaultPlan`. While
 the shoe is unplugged what it writes is lost, as on a pulled cable: ``line`` cards are
 gone, ``framed`` frames are retransmitted after the replug. The shoe runs on the event
@@ -30,7 +36,7 @@ import os
 import threading
 import tty
 from collections import deque
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final, Protocol, Self, TypeVar
@@ -76,8 +82,16 @@ class Sender(Protocol):
         """When there may be something to write without new input."""
         ...
 
-    def receive(self, data: bytes) -> int:
-        """Bytes from the host; return how many frames they released."""
+    def receive(self, data: bytes, now: float | None = None) -> int:
+        """Bytes from the host, arrived at ``now``; return how many frames they released."""
+        ...
+
+    def open_alarms(self, now: float) -> Mapping[int, str]:
+        """The host's alarms open at ``now``: id -> kind."""
+        ...
+
+    def alarm_deadline(self) -> float | None:
+        """When an open alarm lapses unless the host repeats it, or ``None``."""
         ...
 
     @property
@@ -124,9 +138,17 @@ class LineSender:
         """No timers in ``line``."""
         return None
 
-    def receive(self, data: bytes) -> int:
+    def receive(self, data: bytes, now: float | None = None) -> int:
         """The host never talks in ``line``: ignored."""
         return 0
+
+    def open_alarms(self, now: float) -> Mapping[int, str]:
+        """The host cannot tell alarms in ``line``: none."""
+        return {}
+
+    def alarm_deadline(self) -> float | None:
+        """No alarms in ``line``."""
+        return None
 
     @property
     def answers_due(self) -> int:
@@ -149,7 +171,8 @@ class VirtualShoe:
 
     ``protocol``: ``"line"`` or ``"framed"``; ``baud``: pacing of the bytes; ``faults``:
     what goes wrong on the wire; ``session``: the ``framed`` HELLO session id (random if
-    ``None``); ``retransmit_timeout`` and ``heartbeat_interval``: ``framed`` timers.
+    ``None``); ``retransmit_timeout`` and ``heartbeat_interval``: ``framed`` timers;
+    ``dealer_ignores_alarms``: the dealer does not stop for the host's alarms.
     """
 
     def __init__(
@@ -163,8 +186,12 @@ class VirtualShoe:
         line_ending: bytes = b"\r\n",
         retransmit_timeout: float = RETRANSMIT_TIMEOUT,
         heartbeat_interval: float | None = HEARTBEAT_INTERVAL,
+        dealer_ignores_alarms: bool = False,
     ) -> None:
         self.link = Path(link)
+        self.dealer_ignores_alarms = dealer_ignores_alarms
+        self.dealer_paused = False
+        """True while the dealer waits for the host's alarms to close."""
         self.deaf = False
         """True: what the host writes is lost (a broken line towards the shoe)."""
         self.codec: Codec = get_codec(protocol)
@@ -188,13 +215,18 @@ class VirtualShoe:
         self._wire_free_at = 0.0
         self._wakeup = asyncio.Event()
         self._idle = asyncio.Event()
+        self._heard = asyncio.Event()  # bytes came from the host
         self._writer: asyncio.Task[None] | None = None
         self._unplug_task: asyncio.Task[None] | None = None
         self._stopping = False
         self.events_sent = 0
         self.cards_sent = 0
         self.counters: dict[str, int] = dict.fromkeys(
-            ("bytes_out", "bytes_lost", "writes", "unplugs", "skipped_events", "frames_cut"), 0
+            (
+                "bytes_out", "bytes_lost", "writes", "unplugs", "skipped_events", "frames_cut",
+                "dealer_pauses",
+            ),
+            0,
         )
         self.cut: Callable[[bytes], bool] | None = None
         """A precise cut on the wire: each frame it returns ``True`` for is lost."""
@@ -254,15 +286,46 @@ class VirtualShoe:
     async def play(self, events: Iterable[DeviceEvent], *, pace: float = 0.0) -> int:
         """Send ``events`` in order, ``pace`` seconds after each card; return how many were sent.
 
-        Events the protocol cannot carry are skipped.
+        Before each event the dealer waits while the host has an alarm open
+        (:meth:`dealer_ready`). Events the protocol cannot carry are skipped.
         """
         sent = 0
         for event in events:
+            await self.dealer_ready()
             if self.send(event):
                 sent += 1
                 if pace and isinstance(event, CardDrawn):
                     await asyncio.sleep(pace)
         return sent
+
+    def open_alarms(self) -> Mapping[int, str]:
+        """The alarms the host has told the shoe are open now: id -> kind."""
+        return self.sender.open_alarms(asyncio.get_running_loop().time())
+
+    async def dealer_ready(self) -> None:
+        """Return once no alarm of the host is open: the dealer's pause before an event.
+
+        At once if none is open, or with ``dealer_ignores_alarms``. Logs (info) when the
+        dealer pauses and when he goes on, with the alarms' ids.
+        """
+        if self.dealer_ignores_alarms:
+            return
+        alarms = self.open_alarms()
+        if not alarms:
+            return
+        waited = dict(alarms)
+        self.counters["dealer_pauses"] += 1
+        self.dealer_paused = True
+        log.info("%s: the dealer pauses: alarm(s) %s open", self.link, _listed(alarms))
+        try:
+            while alarms:
+                self._heard.clear()
+                await self._wait(self.sender.alarm_deadline(), self._heard)
+                alarms = self.open_alarms()
+                waited.update(alarms)
+        finally:
+            self.dealer_paused = False
+        log.info("%s: the dealer goes on: alarm(s) %s no longer open", self.link, _listed(waited))
 
     async def drain(self) -> None:
         """Wait until everything queued is written (``framed``: and acknowledged)."""
@@ -325,7 +388,8 @@ class VirtualShoe:
             return
         if self.deaf:
             return  # the line towards the shoe is broken: the host's bytes never arrive
-        released = self.sender.receive(data)
+        released = self.sender.receive(data, asyncio.get_running_loop().time())
+        self._heard.set()
         if released or self.sender.answers_due:
             self._wakeup.set()
         if released and self.sender.idle:
@@ -361,15 +425,17 @@ class VirtualShoe:
         finally:
             self._unplug_task = None
 
-    async def _wait(self, deadline: float | None) -> None:
+    async def _wait(self, deadline: float | None, event: asyncio.Event | None = None) -> None:
+        """Until ``event`` (the writer's wake-up by default) is set, or ``deadline``."""
+        event = self._wakeup if event is None else event
         if deadline is None:
-            await self._wakeup.wait()
+            await event.wait()
             return
         delay = deadline - asyncio.get_running_loop().time()
         if delay > 0:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(delay):
-                    await self._wakeup.wait()
+                    await event.wait()
 
     async def _write(self, chunk: bytes) -> None:
         """Write ``chunk`` when the wire has carried it: ``len * 10 / baud`` seconds."""
@@ -398,6 +464,10 @@ class VirtualShoe:
                 return
             self.counters["bytes_out"] += written
             view = view[written:]
+
+
+def _listed(alarms: Mapping[int, str]) -> str:
+    return ", ".join(f"{alarm_id} ({kind})" for alarm_id, kind in sorted(alarms.items()))
 
 
 class ShoeThread:

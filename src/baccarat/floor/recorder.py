@@ -10,6 +10,14 @@ what it had not stored it had not acknowledged, and the broker delivers it again
 had stored and not yet acknowledged comes again and is dropped as a duplicate by its
 ``(table, seq)`` key (:mod:`baccarat.floor.store`).
 
+Every body is screened first (:mod:`baccarat.floor.bodies`: its topic decides its type);
+what must not be stored, and what the database refuses when it is tried alone (a batch it
+refuses is stored again one message at a time), goes into the store's quarantine with the
+reason and is acknowledged, so that no body can hold up the stream behind it. A database
+that cannot be reached is retried with the package's backoff, reconnecting, with nothing
+acknowledged meanwhile; the lag (messages waiting, the age of the oldest) is logged every
+:data:`LAG_EVERY` seconds while it lasts (the recorder has no metrics endpoint).
+
 The broker side of that promise: the floor broker must keep sessions across its own
 restarts (mosquitto ``persistence true``), and allow enough queued messages per client
 (``max_queued_messages``) for the longest outage the recorder should survive.

@@ -217,3 +217,177 @@ async def test_the_recorder_killed_mid_shoe_stores_everything_once(
             daemon.close()
             recorder.stop()
     assert stored_by_table(db)["T1"] == expected_by_table({"T1": daemon})["T1"]
+
+
+def hostile_corpus() -> list[tuple[str, bytes]]:
+    """Bodies a recorder must quarantine, on the topics of a dealing table and of another."""
+    def body(**fields: Any) -> bytes:
+        return json.dumps({"schema": 1, "seq": 3, "ts": 1.0, "shoe": 1, "round": 1} | fields,
+                          ensure_ascii=True).encode()
+
+    return [
+        ("baccarat/T1/limits", b'{"type":"limits","seq":1180591620717411303424}'),
+        ("baccarat/T1/card", b'{"type":"\\ud800","seq":3}'),
+        ("baccarat/T1/card", body(type="card", seq=2**70, position="P1", card="9S")),
+        ("baccarat/T1/card", body(type="card", text="\ud800x", position="P1", card="9S")
+         .replace(b"\\\\", b"\\")),
+        ("baccarat/T1/alarm", body(type="alarm", id="x", kind="extra_card")),
+        ("baccarat/T1/card", body(type="card", shoe="x", position="P1", card="9S")),
+        ("baccarat/T1/card", body(type="card", seq="4", position="P1", card="9S")),
+        ("baccarat/T1/result", body(type="result", winner=None, round_id="r")),
+        ("baccarat/T1/card", body(type="result", winner="tie", round_id="r")),
+        ("baccarat/T1/status", b'{"type":"status","state":"online","seq":9}'),
+        ("baccarat/T1/roads", body(type="card", position="P1", card="9S")),
+        ("baccarat/T9/card", b'{"type":"card","seq":1,"text":"' + b"x" * (4 << 20) + b'"}'),
+        ("baccarat/T9/card", b"[" * 100_000 + b"]" * 100_000),
+        ("baccarat/T9/card", b""),
+        ("baccarat/T9/card", b"\xff\xfe\x00 not even text"),
+        ("baccarat/T9/round", b"not json at all"),
+        ("baccarat/T9/card", b'{"type":"card","seq":1,"ts":NaN}'),
+        ("baccarat/T9/card", b'[{"type":"card","seq":1}]'),
+        ("baccarat/T9/gadget", body(type="card", position="P1", card="9S")),
+    ]
+
+
+def quarantined(db: str) -> list[tuple[str, str, bytes]]:
+    store = open_store(db)
+    try:
+        return store.quarantined()
+    finally:
+        store.close()
+
+
+async def test_hostile_bodies_are_quarantined_while_a_table_is_recorded(
+    tmp_path: Path, mosquitto_factory: Any, postgres: Postgres
+) -> None:
+    """A dealing table and a publisher of hostile bodies beside it, on a real mosquitto.
+
+    Every message of the table is stored once, every hostile one quarantined with a reason,
+    and neither recorder stops.
+    """
+    broker: Mosquitto = mosquitto_factory(persistence=True, extra_config=FLOOR_BROKER)
+    databases = {"sqlite": str(tmp_path / "floor.db"), "postgresql": postgres.new_database()}
+    recorders = [RecorderProcess(tmp_path, broker, db, name).start()
+                 for name, db in databases.items()]
+    corpus = hostile_corpus()
+    link = str(tmp_path / "shoe")
+    async with VirtualShoe(link, "framed", baud=115200) as shoe:
+        (tmp_path / "T1").mkdir()
+        daemon = Daemon(tmp_path / "T1", broker, device=link, rules={"decks": DECKS})
+        try:
+            await asyncio.to_thread(daemon.start)
+            dealing = asyncio.create_task(deal_shoe(shoe, seed=3))
+            async with broker.client() as hostile:
+                for topic, payload in corpus:
+                    await hostile.publish(topic, payload, qos=1)
+                    await asyncio.sleep(0.05)
+            await dealing
+            await wait_until_stored(databases["sqlite"], {"T1": daemon}, WITHIN)
+            await wait_until_stored(databases["postgresql"], {"T1": daemon}, WITHIN)
+            deadline = time.monotonic() + WITHIN
+            while any(len(quarantined(db)) < len(corpus) for db in databases.values()):
+                assert time.monotonic() < deadline, "hostile bodies never quarantined"
+                await asyncio.sleep(0.5)
+            for recorder in recorders:
+                assert recorder.process is not None
+                assert recorder.process.poll() is None  # never stopped
+        finally:
+            daemon.close()
+            for recorder in recorders:
+                recorder.stop()
+    expected = expected_by_table({"T1": daemon})
+    for kind, db in databases.items():
+        assert stored_by_table(db) == expected, kind  # nothing hostile among the messages
+        kept = quarantined(db)
+        assert sorted((t, p[:1000]) for t, _, p in kept) == sorted(
+            (t, p[:1000]) for t, p in corpus
+        ), kind
+        assert all(reason for _, reason, _ in kept)
+        assert len(kept) == len(corpus)
+    for recorder in recorders:
+        assert "Traceback" not in recorder.log()
+        assert "quarantined" in recorder.log()
+
+
+class RestartablePostgres(Postgres):
+    """The private cluster, stopped and started again on the same port and data."""
+
+    def stop(self) -> None:
+        process = self._process
+        assert process is not None
+        process.send_signal(signal.SIGINT)
+        process.wait(30)
+
+    def restart(self) -> None:
+        log = (self.folder / "server.log").open("ab")
+        self._process = subprocess.Popen(
+            self._as_owner(str(self.bin / "postgres"), "-D", str(self.data),
+                           "-p", str(self.port), "-c", "listen_addresses=127.0.0.1",
+                           "-c", f"unix_socket_directories={self.folder}"),
+            stdout=log, stderr=subprocess.STDOUT,
+            preexec_fn=_die_with_parent,  # noqa: PLW1509 - only a prctl() call
+        )
+        log.close()
+        deadline = time.monotonic() + 30
+        while not self._ready():
+            assert time.monotonic() < deadline, self.log()
+            time.sleep(0.1)
+
+
+PG_DOWN = 12.0
+"""Seconds PostgreSQL is away: longer than the recorder's lag report comes."""
+
+
+def card_body(seq: int) -> dict[str, Any]:
+    return {"schema": 1, "type": "card", "seq": seq, "ts": float(seq), "shoe": 1,
+            "round": seq, "position": "P1", "card": "9S"}
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+async def test_a_postgresql_restart_loses_nothing_and_stores_each_once(
+    tmp_path: Path, mosquitto_factory: Any
+) -> None:
+    broker: Mosquitto = mosquitto_factory(persistence=True, extra_config=FLOOR_BROKER)
+    cluster = RestartablePostgres().start()
+    try:
+        db = cluster.new_database()
+        recorder = RecorderProcess(tmp_path, broker, db).start()
+        count = 600
+        try:
+            async with broker.client() as table:
+                while not stored_by_table(db):  # the recorder has subscribed
+                    await table.publish("baccarat/T1/card", json.dumps(card_body(1)), qos=1)
+                    await asyncio.sleep(0.2)
+                for seq in range(2, count + 1):
+                    await table.publish("baccarat/T1/card", json.dumps(card_body(seq)), qos=1)
+                    if seq == 100:
+                        await asyncio.to_thread(cluster.stop)
+                        stopped = time.monotonic()
+                    if seq == 300:
+                        await asyncio.sleep(max(0.0, PG_DOWN - (time.monotonic() - stopped)))
+                        await asyncio.to_thread(cluster.restart)
+                    await asyncio.sleep(0.01)
+            deadline = time.monotonic() + 60
+            while len(stored_by_table(db).get("T1", {})) < count:
+                assert time.monotonic() < deadline, recorder.log()
+                await asyncio.sleep(0.5)
+            await asyncio.sleep(1.0)
+        finally:
+            code = recorder.stop()
+        stored = stored_by_table(db)["T1"]
+        assert sorted(stored) == list(range(1, count + 1))
+        store = open_store(db)
+        try:
+            assert store.count() == count  # each once (seq 1 was sent until it was stored)
+            assert store.quarantined() == []
+        finally:
+            store.close()
+        log = recorder.log()
+        assert code == 0
+        assert "Traceback" not in log
+        assert "reconnecting" in log
+        assert "behind:" in log
+        assert "the database is back" in log
+    finally:
+        cluster.close()

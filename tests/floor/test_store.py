@@ -90,3 +90,55 @@ def test_sqlite_keeps_everything_after_reopening(tmp_path: Any) -> None:
     again = open_store(f"sqlite://{path}")
     assert again.count() == 100
     again.close()
+
+
+def test_a_value_the_database_cannot_hold_is_refused_not_raised(store: Store) -> None:
+    """An integer past 64 bits or a lone surrogate: StoreRefusedError, the connection good."""
+    import pytest
+
+    from baccarat.floor.store import StoreRefusedError
+
+    huge = Received("T1", "baccarat/T1/card", card(1) | {"seq": 2**70}, "{}", 1.0)
+    with pytest.raises(StoreRefusedError):
+        store.add([huge])
+    surrogate = Received("T1", "baccarat/T1/card", card(2) | {"type": "\ud800"}, "{}", 1.0)
+    with pytest.raises(StoreRefusedError):
+        store.add([surrogate])
+    assert store.add([received("T1", card(3))]).stored == 1  # the store goes on
+    assert store.count() == 1
+
+
+def test_quarantined_messages_are_kept_with_their_reason(store: Store) -> None:
+    from baccarat.floor.store import QUARANTINE_KEEP, Quarantined
+
+    hostile = [
+        Quarantined("baccarat/T1/card", b"\xff\x00 not json", "not UTF-8", 5.0),
+        Quarantined("baccarat/T1/\ud800\x00", b"{}", "odd topic \udfff", 6.0),
+        Quarantined("baccarat/T1/card", b"x" * (QUARANTINE_KEEP + 10), "too big", 7.0),
+    ]
+    result = store.add([received("T1", card(1))], hostile)
+    assert (result.stored, result.quarantined) == (1, 3)
+    kept = store.quarantined()
+    assert kept[0] == ("baccarat/T1/card", "not UTF-8", b"\xff\x00 not json")
+    assert kept[1][0] == "baccarat/T1/\\ud800\\x00"
+    assert kept[1][1] == "odd topic \\udfff"
+    assert kept[2][2] == b"x" * QUARANTINE_KEEP
+    assert store.count() == 1
+
+
+def test_the_store_reconnects(store: Store) -> None:
+    store.add([received("T1", card(1))])
+    store.reconnect()
+    store.add([received("T1", card(2))])
+    assert store.count() == 2
+
+
+def test_tails_give_each_tables_newest_message_and_status(store: Store) -> None:
+    online = {"schema": 1, "type": "status", "state": "online", "table": "T1"}
+    store.add([received("T1", card(1)), received("T1", card(2)), received("T2", card(5))])
+    store.add([Received("T3", "baccarat/T3/status", online, json.dumps(online), 9.0)])
+    tails = {t.table: t for t in store.tails()}
+    assert (tails["T1"].last_seq, tails["T2"].last_seq, tails["T3"].last_seq) == (2, 5, None)
+    assert tails["T3"].status == online
+    assert tails["T3"].status_received == 9.0
+    assert tails["T1"].status is None

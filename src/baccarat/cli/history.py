@@ -13,8 +13,8 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from baccarat.floor.history import gaps, parse_time, rounds, to_csv
-from baccarat.floor.store import StoreError, open_store
+from baccarat.floor.history import Skipped, behind_status, gaps, parse_time, rounds, to_csv
+from baccarat.floor.store import StoreError, TableTail, open_store
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,7 +28,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--until", type=_time, help="ISO time or Unix seconds (excluded)")
     parser.add_argument("--csv", action="store_true", help="CSV with a header row")
     parser.add_argument("--check", action="store_true",
-                        help="also report seq gaps per table (exit 1 if any)")
+                        help="also report seq gaps per table, a table whose recorded tail is"
+                        " older than its online status, and bodies history could not use"
+                        " (exit 1 if any)")
 
 
 def _time(text: str) -> float:
@@ -40,27 +42,47 @@ def _time(text: str) -> float:
 
 def run(args: argparse.Namespace) -> int:
     """Print or export the rounds."""
+    skipped = Skipped()
     try:
-        messages = list(_messages(args))
+        messages = list(_messages(args, skipped))
+        tails = _tails(args) if args.check else []
     except (StoreError, OSError, ValueError) as exc:
         print(f"baccarat history: {exc}", file=sys.stderr)
         return 2
-    history = list(rounds(messages))
+    history = list(rounds(messages, skipped))
     if args.csv:
         sys.stdout.write(to_csv(history))
     else:
         for rnd in history:
             print(rnd.line())
-    if args.check:
-        missing = gaps(messages)
-        for table, runs in missing.items():
-            text = ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs)
-            print(f"{table}: seq missing: {text}", file=sys.stderr)
-        return 1 if missing else 0
-    return 0
+    if skipped.count:
+        print(f"baccarat history: {skipped.count} message(s) skipped, not usable:",
+              file=sys.stderr)
+        for example in skipped.examples:
+            print(f"  {example}", file=sys.stderr)
+    if not args.check:
+        return 0
+    missing = gaps(messages)
+    for table, runs in missing.items():
+        text = ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs)
+        print(f"{table}: seq missing: {text}", file=sys.stderr)
+    behind = behind_status(tails)
+    for line in behind:
+        print(line, file=sys.stderr)
+    return 1 if missing or behind or skipped.count else 0
 
 
-def _messages(args: argparse.Namespace) -> Iterator[tuple[str, dict[str, Any]]]:
+def _tails(args: argparse.Namespace) -> list[TableTail]:
+    if args.db is None:
+        return []
+    store = open_store(args.db, create=False)
+    try:
+        return [t for t in store.tails() if args.table is None or t.table == args.table]
+    finally:
+        store.close()
+
+
+def _messages(args: argparse.Namespace, skipped: Skipped) -> Iterator[tuple[str, dict[str, Any]]]:
     if args.db is not None:
         store = open_store(args.db)
         try:
@@ -76,11 +98,16 @@ def _messages(args: argparse.Namespace) -> Iterator[tuple[str, dict[str, Any]]]:
                 continue
             try:
                 body = json.loads(line)
-            except json.JSONDecodeError as exc:
+            except (ValueError, RecursionError) as exc:
                 raise ValueError(f"{args.messages}:{number}: not JSON: {exc}") from None
+            if not isinstance(body, dict):
+                skipped.add(table, body, f"line {number}: not a JSON object")
+                continue
             if args.shoe is not None and body.get("shoe") != args.shoe:
                 continue
             ts = body.get("ts")
+            if not isinstance(ts, int | float) or isinstance(ts, bool):
+                ts = None
             if args.since is not None and (ts is None or ts < args.since):
                 continue
             if args.until is not None and (ts is None or ts >= args.until):

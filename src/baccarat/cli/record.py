@@ -78,6 +78,7 @@ async def _record(broker: BrokerAddress, store: Store, prefix: str) -> None:
     await recorder.run(stop)
     c = recorder.counters
     logging.getLogger("baccarat.floor").info(
-        "stopped: %d received, %d stored, %d duplicate(s), %d conflict(s), %d bad",
-        c.received, c.stored, c.duplicates, c.conflicts, c.bad,
+        "stopped: %d received, %d stored, %d duplicate(s), %d conflict(s), %d quarantined"
+        " (%d refused by the database), %d kept nowhere",
+        c.received, c.stored, c.duplicates, c.conflicts, c.quarantined, c.refused, c.unrecorded,
     )

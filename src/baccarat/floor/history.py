@@ -10,6 +10,10 @@ positions (``P1 9S``, ``B1 2H``, ... burn cards dealt inside the round as ``burn
 outcome (``banker``, ``player``, ``tie`` or ``void``, with who voided it), both totals, the
 demo flag, and its alarms as ``kind #id settled by CORRECTION (pit/<operator>)`` (or
 ``open``).
+
+A body the history cannot use (a field of the wrong type, a required one missing: the
+store may hold what an older recorder let through, a file may hold anything) is skipped and
+counted in :class:`Skipped`, never raised.
 """
 
 from __future__ import annotations
@@ -20,6 +24,9 @@ import io
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
+
+from baccarat.floor.bodies import field_problem, json_kind, shown
+from baccarat.floor.store import TableTail
 
 CSV_COLUMNS: Final = (
     "table", "shoe", "round", "round_id", "cards", "outcome", "player_total", "banker_total",
@@ -88,14 +95,68 @@ class RoundHistory:
         return text
 
 
-def rounds(messages: Iterable[tuple[str, dict[str, Any]]]) -> Iterator[RoundHistory]:
-    """The rounds of ``(table, body)`` messages given by table then ``seq``, in order."""
+APPLIED: Final = frozenset({"card", "round", "result", "void", "alarm", "alarm_cleared"})
+"""The types whose bodies make a round's history."""
+REQUIRED: Final = {"card": ("position",), "result": ("winner",), "alarm": ("id",),
+                   "alarm_cleared": ("id",)}
+"""Fields without which a body of the type says nothing a round can use."""
+EXAMPLES: Final = 10
+
+
+@dataclass
+class Skipped:
+    """Bodies the history could not use: how many, and the first few with the reason."""
+
+    count: int = 0
+    examples: list[str] = field(default_factory=list)
+
+    def add(self, table: str, body: object, why: str) -> None:
+        """Count one more; keep its description if it is one of the first few."""
+        self.count += 1
+        if len(self.examples) < EXAMPLES:
+            seq = body.get("seq") if isinstance(body, dict) else None
+            self.examples.append(f"{table} seq {shown(seq)}: {why}")
+
+
+def unusable(body: object) -> str | None:
+    """Why the history cannot use ``body``, or None (also for a type it does not read)."""
+    if not isinstance(body, dict):
+        return f"not a JSON object but {json_kind(body)}"
+    kind = body.get("type")
+    if kind not in APPLIED:
+        return None
+    problem = field_problem(body)
+    if problem is not None:
+        return problem
+    for name in REQUIRED.get(str(kind), ()):
+        if name not in body:
+            return f"no {name}"
+    if kind == "result":
+        for hand in ("player", "banker"):
+            total = body.get(hand, {}).get("total")
+            if total is not None and json_kind(total) != "integer":
+                return f"{hand}.total is {json_kind(total)} {shown(total)}, not integer"
+    return None
+
+
+def rounds(
+    messages: Iterable[tuple[str, dict[str, Any]]], skipped: Skipped | None = None
+) -> Iterator[RoundHistory]:
+    """The rounds of ``(table, body)`` messages given by table then ``seq``, in order.
+
+    A body that cannot be used is left out and counted in ``skipped``.
+    """
     current: dict[tuple[str, int, int], RoundHistory] = {}
     alarm_rounds: dict[tuple[str, int], RoundHistory] = {}
     order: list[tuple[str, int, int]] = []
     for table, body in messages:
+        why = unusable(body)
+        if why is not None:
+            if skipped is not None:
+                skipped.add(table, body, why)
+            continue
         shoe, number = body.get("shoe"), body.get("round")
-        if not isinstance(shoe, int) or not isinstance(number, int):
+        if not isinstance(shoe, int) or not isinstance(number, int):  # bools: unusable()
             continue  # a shoe burn, a shoe message, a device alarm outside any round
         key = (table, shoe, number)
         if key not in current:
@@ -120,17 +181,17 @@ def _apply(
         rnd.round_id = str(body.get("round_id") or rnd.round_id)
         rnd.outcome = str(body.get("winner"))
         rnd.player_total = body.get("player", {}).get("total")
-        rnd.banker_total = body.get("banker", {}).get("total")
+        rnd.banker_total = body.get("banker", {}).get("total")  # both checked by unusable()
         rnd.demo = bool(body.get("demo"))
     elif kind == "void":
         rnd.round_id = str(body.get("round_id") or rnd.round_id)
         rnd.outcome = f"void ({body['origin']})" if body.get("origin") else "void"
     elif kind == "alarm":
-        alarm_id = int(body.get("id", 0))
+        alarm_id = int(body["id"])
         rnd.alarms[alarm_id] = f"{body.get('kind')} #{alarm_id} open"
         alarm_rounds[(rnd.table, alarm_id)] = rnd
     elif kind == "alarm_cleared":
-        alarm_id = int(body.get("id", 0))
+        alarm_id = int(body["id"])
         owner = alarm_rounds.get((rnd.table, alarm_id), rnd)
         who = f" ({body['origin']})" if body.get("origin") else ""
         owner.alarms[alarm_id] = (
@@ -168,8 +229,8 @@ def gaps(messages: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, list[tuple
     missing: dict[str, list[tuple[int, int]]] = {}
     last: dict[str, int] = {}
     for table, body in messages:
-        seq = body.get("seq")
-        if not isinstance(seq, int):
+        seq = body.get("seq") if isinstance(body, dict) else None
+        if not isinstance(seq, int) or isinstance(seq, bool):
             continue
         before = last.get(table)
         if before is not None and seq > before + 1:
@@ -177,3 +238,34 @@ def gaps(messages: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, list[tuple
         if before is None or seq > before:
             last[table] = seq
     return missing
+
+
+def behind_status(tails: Iterable[TableTail]) -> list[str]:
+    """Tables whose newest stored message is older than their latest status, online.
+
+    The table said it was online after the recorder's last message of it: what it published
+    since may be missing (a gap at the tail), unless it has been idle since it connected.
+    The recorder's own clock dates both (their ``received``).
+    """
+    found = []
+    for tail in tails:
+        status = tail.status or {}
+        if status.get("state") != "online" or tail.status_received is None:
+            continue
+        if tail.last_received is not None and tail.last_received >= tail.status_received:
+            continue
+        newest = (
+            "no message" if tail.last_seq is None
+            else f"seq {tail.last_seq}, received {_iso(tail.last_received)}"
+        )
+        found.append(
+            f"{tail.table}: recorded tail ({newest}) is older than its online status"
+            f" (received {_iso(tail.status_received)}): newer messages may be missing"
+        )
+    return found
+
+
+def _iso(moment: float | None) -> str:
+    if moment is None:
+        return "?"
+    return dt.datetime.fromtimestamp(moment, dt.UTC).isoformat(timespec="seconds")

@@ -10,6 +10,14 @@ what it had not stored it had not acknowledged, and the broker delivers it again
 had stored and not yet acknowledged comes again and is dropped as a duplicate by its
 ``(table, seq)`` key (:mod:`baccarat.floor.store`).
 
+Every body is screened first (:mod:`baccarat.floor.bodies`: its topic decides its type);
+what must not be stored, and what the database refuses when it is tried alone (a batch it
+refuses is stored again one message at a time), goes into the store's quarantine with the
+reason and is acknowledged, so that no body can hold up the stream behind it. A database
+that cannot be reached is retried with the package's backoff, reconnecting, with nothing
+acknowledged meanwhile; the lag (messages waiting, the age of the oldest) is logged every
+:data:`LAG_EVERY` seconds while it lasts (the recorder has no metrics endpoint).
+
 The broker side of that promise: the floor broker must keep sessions across its own
 restarts (mosquitto ``persistence true``), and allow enough queued messages per client
 (``max_queued_messages``) for the longest outage the recorder should survive.
@@ -26,7 +34,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import json
 import logging
 import time
 from collections.abc import Callable
@@ -39,7 +46,17 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 from paho.mqtt.subscribeoptions import SubscribeOptions
 
-from baccarat.floor.store import AddResult, Received, Store
+from baccarat.backoff import Backoff
+from baccarat.floor.bodies import CLEARED_TOPICS, IGNORED_TOPICS, Refused, screen, shown
+from baccarat.floor.store import (
+    AddResult,
+    Quarantined,
+    Received,
+    Store,
+    StoreError,
+    StoreRefusedError,
+    StoreUnavailableError,
+)
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +74,18 @@ recorder from 38 % to 28 % of a core (bench/README.md, "The floor"); the cost is
 this much more before a message is acknowledged."""
 RETRY_FIRST: Final = 0.5
 RETRY_CAP: Final = 30.0
-"""Seconds between attempts to store a batch the database refused (doubling, capped)."""
+"""Seconds between attempts to reach a database that is unavailable (the package's one
+backoff: doubling, jittered, capped)."""
+LAG_EVERY: Final = 10.0
+"""Seconds between the log lines that say how far behind the recorder is."""
+LAG_BEHIND: Final = 5.0
+"""Seconds the oldest unacknowledged message may wait before the recorder says it is behind."""
+LOG_QUARANTINED: Final = 100
+"""Quarantined messages logged one by one; after these, one line a thousand."""
+MAX_TABLE: Final = 64
+"""The longest table name (the daemon's table ids are at most 64 characters)."""
+REFUSED: Final = "the database refused it"
+"""How a quarantine reason starts when the database, not the screen, refused a message."""
 
 
 @dataclass
@@ -69,9 +97,16 @@ class RecorderCounters:
     duplicates: int = 0
     conflicts: int = 0
     statuses: int = 0
-    bad: int = 0
+    quarantined: int = 0
+    """Messages kept in the quarantine table, for whatever reason."""
+    refused: int = 0
+    """Of those, the ones the database refused (the screen had let them through)."""
+    unrecorded: int = 0
+    """Messages acknowledged and kept nowhere: their quarantine row was refused too."""
     connects: int = 0
     store_failures: int = 0
+    """Attempts to store that found the database unavailable."""
+    reconnects: int = 0
     last_seq: dict[str, int] = field(default_factory=dict)
 
 
@@ -113,6 +148,11 @@ class Recorder:
         self._woken = False
         """Set by paho's thread when it has asked the loop to set ``_wake``; cleared by the
         loop before it empties ``_arrived``, so no message is left without a wake-up."""
+        self._pending: list[Delivery] = []
+        """The batch being stored: received, not yet acknowledged."""
+        self._backoff = Backoff(first=RETRY_FIRST, cap=RETRY_CAP)
+        self._unavailable_since: float | None = None
+        self._screened_out = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._client = self._make_client()
 
@@ -142,13 +182,18 @@ class Recorder:
             clean_start=False, properties=properties,
         )
         self._client.loop_start()
-        consumer = asyncio.create_task(self._consume(), name="recorder-store")
+        tasks = [
+            asyncio.create_task(self._consume(), name="recorder-store"),
+            asyncio.create_task(self._report_lag(), name="recorder-lag"),
+        ]
         try:
             await stop.wait()
         finally:
-            consumer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await consumer
+            for task in tasks:
+                task.cancel()
+            for task in tasks:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
             self._client.disconnect()
             await asyncio.to_thread(self._client.loop_stop)
 
@@ -176,9 +221,11 @@ class Recorder:
             log.warning("lost the floor broker: %s (reconnecting)", reason)
 
     def _on_message(self, _client: mqtt.Client, _userdata: Any, message: mqtt.MQTTMessage) -> None:
-        delivery = Delivery(
-            message.topic, bytes(message.payload), message.mid, message.qos, time.time()
-        )
+        try:
+            topic = message.topic
+        except UnicodeDecodeError:  # the broker should not pass it on; quarantined if it does
+            topic = "(a topic that is not UTF-8)"
+        delivery = Delivery(topic, bytes(message.payload), message.mid, message.qos, time.time())
         self._arrived.append(delivery)
         if not self._woken:
             self._woken = True
@@ -199,63 +246,152 @@ class Recorder:
                 self._woken = False  # before taking: what comes after it wakes us again
             if len(arrived) < BATCH_MAX:
                 await asyncio.sleep(GATHER)
-            batch: list[Delivery] = []
+            batch = self._pending
             while arrived and len(batch) < BATCH_MAX:
                 batch.append(arrived.popleft())
             if not batch:
                 continue
-            await self._store(batch)
+            await self.record(batch)
             for delivery in batch:
                 if delivery.qos > 0:
                     self._client.ack(delivery.mid, delivery.qos)
+            batch.clear()
 
-    async def _store(self, batch: list[Delivery]) -> None:
-        """Store the batch, retrying until the database takes it."""
-        parsed = [p for p in (self._parse(d) for d in batch) if p is not None]
-        delay = RETRY_FIRST
+    async def record(self, batch: list[Delivery]) -> None:
+        """Store or quarantine every message of the batch, waiting for the database."""
+        received: list[Received] = []
+        quarantine: list[Quarantined] = []
+        for delivery in batch:
+            item = self._parse(delivery)
+            if isinstance(item, Received):
+                received.append(item)
+            elif isinstance(item, Quarantined):
+                quarantine.append(item)
+        await self._add(received, quarantine)
+
+    async def _add(self, received: list[Received], quarantine: list[Quarantined]) -> None:
+        """Add them, one by one if the database refuses the lot.
+
+        What the database refuses alone is quarantined with the database's reason.
+        """
+        try:
+            await self._attempt(received, quarantine)
+            return
+        except StoreRefusedError as exc:
+            if len(received) <= 1:
+                if not received:  # quarantine rows are made safe for any database
+                    self._lost(quarantine, exc)
+                    return
+                refused = _quarantined(received[0], f"{REFUSED}: {exc}")
+                await self._add([], [*quarantine, refused])
+                return
+        for message in received:
+            await self._add([message], [])
+        if quarantine:
+            await self._add([], quarantine)
+
+    async def _attempt(self, received: list[Received], quarantine: list[Quarantined]) -> None:
+        """One add, retried while the database is unavailable (reconnecting with backoff).
+
+        StoreRefusedError if the database refuses the data.
+        """
         while True:
             try:
-                result = await asyncio.to_thread(self.store.add, parsed)
-            except Exception as exc:  # any database error: keep the batch, try again
-                self.counters.store_failures += 1
-                if self.counters.store_failures == 1 or delay >= RETRY_CAP:
-                    log.error(  # noqa: TRY400 - one line; the database's text says why
-                        "cannot store %d message(s): %s (retrying)", len(parsed), exc
-                    )
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, RETRY_CAP)
+                result = await asyncio.to_thread(self.store.add, received, quarantine)
+            except StoreUnavailableError as exc:
+                await self._wait_for_database(exc)
                 continue
-            self._count(result, parsed)
+            if self._unavailable_since is not None:
+                log.warning("the database is back after %.0f s; storing again",
+                            time.monotonic() - self._unavailable_since)
+                self._unavailable_since = None
+                self._backoff.reset()
+            self._count(result, received, quarantine)
             return
 
-    def _parse(self, delivery: Delivery) -> Received | None:
+    async def _wait_for_database(self, exc: StoreUnavailableError) -> None:
+        """Wait the backoff's delay and open the database again; the batch stays unacked."""
+        self.counters.store_failures += 1
+        if self._unavailable_since is None:
+            self._unavailable_since = time.monotonic()
+            log.error("cannot store: %s (reconnecting; nothing is acknowledged until it is"
+                      " stored)", exc)
+        else:
+            log.debug("still cannot store: %s", exc)
+        await asyncio.sleep(self._backoff.next_delay())
+        try:
+            await asyncio.to_thread(self.store.reconnect)
+        except StoreError as again:
+            log.debug("cannot reconnect to the database: %s", again)
+        else:
+            self.counters.reconnects += 1
+
+    def _lost(self, quarantine: list[Quarantined], exc: StoreError) -> None:
+        self.counters.unrecorded += len(quarantine)
+        for item in quarantine:
+            log.error("message on %s kept nowhere: the database refused its quarantine row"
+                      " (%s); it was quarantined for: %s", shown(item.topic), exc, item.reason)
+
+    def lag(self) -> tuple[int, float]:
+        """Messages received and not yet acknowledged, and the age of the oldest (seconds)."""
+        waiting = len(self._pending) + len(self._arrived)
+        oldest = self._pending[0] if self._pending else (
+            self._arrived[0] if self._arrived else None
+        )
+        return waiting, 0.0 if oldest is None else max(0.0, time.time() - oldest.received)
+
+    async def _report_lag(self) -> None:
+        """Every LAG_EVERY seconds while behind, a log line with the lag; one when caught up."""
+        behind = False
+        while True:
+            await asyncio.sleep(LAG_EVERY)
+            waiting, age = self.lag()
+            if age >= LAG_BEHIND:
+                behind = True
+                why = " (the database is unavailable)" if self._unavailable_since else ""
+                log.warning("behind: %d message(s) waiting, the oldest received %.0f s ago%s;"
+                            " the broker keeps the rest of the session's queue",
+                            waiting, age, why)
+            elif behind:
+                behind = False
+                log.info("caught up: %d message(s) waiting, the oldest %.1f s old", waiting, age)
+
+    def _parse(self, delivery: Delivery) -> Received | Quarantined | None:
+        """The delivery screened: a message to store, one to quarantine, or None (a command)."""
         self.counters.received += 1
         parts = delivery.topic.split("/")
         prefix_parts = self.prefix.count("/") + 1
-        if len(parts) < prefix_parts + 2:
-            return self._bad(delivery, "topic has no table and subtopic")
-        table = parts[prefix_parts]
-        if parts[prefix_parts + 1] == "cmd" or not delivery.payload:
-            return None  # operator commands (their effect is in the table's messages); a
-            # retained message cleared (the table's fault topic once the fault is over)
+        if len(parts) >= prefix_parts + 2 and parts[prefix_parts + 1] in IGNORED_TOPICS:
+            return None  # operator commands: their effect is in the table's own messages
+        if len(parts) != prefix_parts + 2 or not parts[prefix_parts]:
+            return self._bad(delivery, "topic is not {prefix}/{table}/{kind}")
+        table, kind = parts[prefix_parts], parts[prefix_parts + 1]
+        if len(table) > MAX_TABLE:
+            return self._bad(delivery, f"table name of {len(table)} characters")
+        if not delivery.payload and kind in CLEARED_TOPICS:
+            return None  # a retained body cleared (the table's fault, once it is over)
         try:
-            text = delivery.payload.decode("utf-8")
-            body = json.loads(text)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            return self._bad(delivery, f"not JSON: {exc}")
-        if not isinstance(body, dict):
-            return self._bad(delivery, "not a JSON object")
-        return Received(table, delivery.topic, body, text, delivery.received)
+            screened = screen(kind, delivery.payload)
+        except Refused as exc:
+            return self._bad(delivery, str(exc) if delivery.payload else "empty body")
+        if not screened.sequenced and kind != "status":
+            return None  # the pit's limits, a fault, a reply: no seq, not kept as messages
+        return Received(table, delivery.topic, screened.body, screened.text, delivery.received)
 
-    def _bad(self, delivery: Delivery, why: str) -> Received | None:
-        """Count and log a message that cannot be recorded; ``None``, to drop it."""
-        self.counters.bad += 1
-        log.warning("message on %s not recorded: %s: %r", delivery.topic, why,
-                    delivery.payload[:64])
-        return None
+    def _bad(self, delivery: Delivery, why: str) -> Quarantined:
+        """Log a message that must not be recorded; it goes into quarantine."""
+        self._screened_out += 1
+        if self._screened_out <= LOG_QUARANTINED or self._screened_out % 1000 == 0:
+            log.warning("message on %s quarantined (%d so far): %s: %s", shown(delivery.topic),
+                        self._screened_out, why, shown(delivery.payload, 64))
+        return Quarantined(delivery.topic, delivery.payload, why, delivery.received)
 
-    def _count(self, result: AddResult, parsed: list[Received]) -> None:
+    def _count(
+        self, result: AddResult, parsed: list[Received], quarantine: list[Quarantined]
+    ) -> None:
         counters = self.counters
+        counters.quarantined += result.quarantined
+        counters.refused += sum(1 for q in quarantine if q.reason.startswith(REFUSED))
         counters.stored += result.stored
         counters.duplicates += result.duplicates
         counters.statuses += result.statuses
@@ -273,3 +409,7 @@ class Recorder:
                             message.table, seq, last, seq - last - 1)
             if last is None or seq > last:
                 counters.last_seq[message.table] = seq
+
+
+def _quarantined(message: Received, reason: str) -> Quarantined:
+    return Quarantined(message.topic, message.payload.encode(), reason, message.received)

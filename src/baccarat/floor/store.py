@@ -12,6 +12,12 @@ Schema (the same on both databases)::
     messages  (tbl, seq)  topic, type, shoe, round, ts, received, body
     conflicts            tbl, seq, topic, received, body
     status    (tbl)      received, body    -- the table's latest retained status
+    quarantine           received, topic, reason, size, payload (bytes)
+
+``quarantine`` keeps what came from the broker and must not be stored as a message: a body
+the screen refused (:mod:`baccarat.floor.bodies`), or one the database itself refused
+(:class:`StoreRefusedError`), with the reason, the topic, the time it came, its size and its
+first :data:`QUARANTINE_KEEP` bytes as they came (BLOB on SQLite, BYTEA on PostgreSQL).
 
 ``open_store("floor.db")`` or ``open_store("sqlite:///var/lib/floor.db")`` gives SQLite
 (WAL, synchronous=FULL: a batch is on disk when :meth:`Store.add` returns);
@@ -42,11 +48,24 @@ SCHEMA: Final = (
         received DOUBLE PRECISION NOT NULL, body TEXT NOT NULL)""",
     """CREATE TABLE IF NOT EXISTS status (
         tbl TEXT PRIMARY KEY, received DOUBLE PRECISION NOT NULL, body TEXT NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS quarantine (
+        received DOUBLE PRECISION NOT NULL, topic TEXT NOT NULL, reason TEXT NOT NULL,
+        size BIGINT NOT NULL, payload BLOB NOT NULL)""",
 )
+QUARANTINE_KEEP: Final = 64 * 1024
+"""Bytes of a quarantined body that are kept (its size is kept whole)."""
 
 
 class StoreError(BaccaratError):
     """The database cannot be opened or written; the text says which and why."""
+
+
+class StoreUnavailableError(StoreError):
+    """The database cannot take anything now (connection lost, disk full, locked): retry."""
+
+
+class StoreRefusedError(StoreError):
+    """The database refused what it was given (a value it cannot hold): not worth a retry."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +85,23 @@ class Received:
         return seq if isinstance(seq, int) and not isinstance(seq, bool) else None
 
 
+@dataclass(frozen=True, slots=True)
+class Quarantined:
+    """Something from the broker that is kept aside, not stored as a message, and why."""
+
+    topic: str
+    payload: bytes
+    reason: str
+    received: float
+
+    def row(self) -> tuple[Any, ...]:
+        """The ``quarantine`` row: the topic and reason made safe for any database."""
+        return (
+            self.received, _safe_text(self.topic, 1024), _safe_text(self.reason, 1024),
+            len(self.payload), self.payload[:QUARANTINE_KEEP],
+        )
+
+
 @dataclass
 class AddResult:
     """What one :meth:`Store.add` did with its batch."""
@@ -74,6 +110,18 @@ class AddResult:
     duplicates: int = 0
     conflicts: int = 0
     statuses: int = 0
+    quarantined: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class TableTail:
+    """A table's newest stored message and its latest status, as the store holds them."""
+
+    table: str
+    last_seq: int | None
+    last_received: float | None
+    status: dict[str, Any] | None
+    status_received: float | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,8 +137,26 @@ class ShoeSummary:
 class Store(Protocol):
     """A database of floor messages."""
 
-    def add(self, batch: Sequence[Received]) -> AddResult:
-        """Store a batch in one transaction; durable when this returns."""
+    def add(
+        self, batch: Sequence[Received], quarantine: Sequence[Quarantined] = ()
+    ) -> AddResult:
+        """Store a batch and quarantine rows in one transaction; durable when this returns.
+
+        :class:`StoreUnavailableError` if the database cannot take it now,
+        :class:`StoreRefusedError` if it refused a value of the batch.
+        """
+        ...
+
+    def reconnect(self) -> None:
+        """Open the database again (after :class:`StoreUnavailableError`); StoreError if not."""
+        ...
+
+    def quarantined(self) -> list[tuple[str, str, bytes]]:
+        """(topic, reason, payload) of every quarantined message, oldest first."""
+        ...
+
+    def tails(self) -> list[TableTail]:
+        """Each table's newest stored message and latest status, by table."""
         ...
 
     def messages(
@@ -120,6 +186,9 @@ INSERT_MESSAGE: Final = (
     "INSERT INTO messages (tbl, seq, topic, type, shoe, round, ts, received, body)"
     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tbl, seq) DO NOTHING"
 )
+INSERT_QUARANTINE: Final = (
+    "INSERT INTO quarantine (received, topic, reason, size, payload) VALUES (?, ?, ?, ?, ?)"
+)
 UPSERT_STATUS: Final = (
     "INSERT INTO status (tbl, received, body) VALUES (?, ?, ?)"
     " ON CONFLICT (tbl) DO UPDATE SET received = EXCLUDED.received, body = EXCLUDED.body"
@@ -144,6 +213,9 @@ class SqlStore:
     """The SQL both databases share; ``mark`` is the driver's parameter placeholder."""
 
     mark = "?"
+    blob = "BLOB"
+    refusals: tuple[type[BaseException], ...] = (ValueError, TypeError, OverflowError)
+    """Errors that mean the database refused a value (with the connection still good)."""
 
     def __init__(self, connection: Any) -> None:
         self._db = connection
@@ -154,7 +226,7 @@ class SqlStore:
     def _create(self) -> None:
         with self._transaction() as cursor:
             for statement in SCHEMA:
-                cursor.execute(statement)
+                cursor.execute(statement.replace("BLOB", self.blob))
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[Any]:
@@ -163,20 +235,42 @@ class SqlStore:
             yield cursor
             self._db.commit()
         except BaseException:
-            self._db.rollback()
+            with contextlib.suppress(Exception):  # a lost connection cannot roll back
+                self._db.rollback()
             raise
         finally:
-            cursor.close()
+            with contextlib.suppress(Exception):
+                cursor.close()
 
-    def add(self, batch: Sequence[Received]) -> AddResult:
-        """Store a batch in one transaction; durable when this returns.
+    def _alive(self) -> bool:
+        """Is the connection still good (so an error was the data's, not the link's)?"""
+        return True
+
+    def _failure(self, exc: Exception) -> StoreError:
+        """The StoreError an error of the driver's is: refused data, or no database now."""
+        text = f"{type(exc).__name__}: {exc}".strip()
+        if isinstance(exc, self.refusals) and self._alive():
+            return StoreRefusedError(text)
+        return StoreUnavailableError(text)
+
+    def add(
+        self, batch: Sequence[Received], quarantine: Sequence[Quarantined] = ()
+    ) -> AddResult:
+        """Store a batch and quarantine rows in one transaction; durable when this returns.
 
         The usual batch is all new: it goes in with one ``executemany`` per statement (on
         PostgreSQL, psycopg pipelines it: one round trip, not one per message). If fewer rows
         went in than were sent, some were stored before (a repeat after a reconnection, or a
         conflict): that transaction is rolled back and the batch stored one message at a
-        time, each repeat told from a conflict by its body.
+        time, each repeat told from a conflict by its body. Raises :class:`StoreUnavailableError`
+        or :class:`StoreRefusedError`, never the driver's own errors.
         """
+        try:
+            return self._add(batch, quarantine)
+        except Exception as exc:
+            raise self._failure(exc) from exc
+
+    def _add(self, batch: Sequence[Received], quarantine: Sequence[Quarantined]) -> AddResult:
         messages = [m for m in batch if m.seq is not None]
         statuses = [m for m in batch if m.seq is None and m.topic.endswith("/status")]
         try:
@@ -190,13 +284,30 @@ class SqlStore:
                         self._q(UPSERT_STATUS),
                         [(m.table, m.received, m.payload) for m in statuses],
                     )
+                self._quarantine(cursor, quarantine)
         except _RepeatedError:
-            result = AddResult()
+            result = AddResult(quarantined=len(quarantine))
             with self._transaction() as cursor:
                 for message in batch:
                     self._add_one(cursor, message, result)
+                self._quarantine(cursor, quarantine)
             return result
-        return AddResult(stored=len(messages), statuses=len(statuses))
+        return AddResult(
+            stored=len(messages), statuses=len(statuses), quarantined=len(quarantine)
+        )
+
+    def _quarantine(self, cursor: Any, quarantine: Sequence[Quarantined]) -> None:
+        if quarantine:
+            cursor.executemany(self._q(INSERT_QUARANTINE), [q.row() for q in quarantine])
+
+    def reconnect(self) -> None:
+        """Open the database again (after :class:`StoreUnavailableError`); StoreError if not."""
+        with contextlib.suppress(Exception):
+            self._db.close()
+        self._db = self._connect()
+
+    def _connect(self) -> Any:
+        raise NotImplementedError
 
     def _add_one(self, cursor: Any, message: Received, result: AddResult) -> None:
         seq = message.seq
@@ -275,6 +386,39 @@ class SqlStore:
             cursor.close()
             self._db.rollback()
 
+    def quarantined(self) -> list[tuple[str, str, bytes]]:
+        """(topic, reason, payload) of every quarantined message, oldest first."""
+        cursor = self._db.cursor()
+        try:
+            cursor.execute("SELECT topic, reason, payload FROM quarantine ORDER BY received")
+            return [(topic, reason, bytes(payload)) for topic, reason, payload in cursor]
+        finally:
+            cursor.close()
+            self._db.rollback()
+
+    def tails(self) -> list[TableTail]:
+        """Each table's newest stored message and latest status, by table."""
+        cursor = self._db.cursor()
+        try:
+            cursor.execute(
+                "SELECT m.tbl, m.seq, m.received FROM messages m JOIN"
+                " (SELECT tbl, MAX(seq) AS seq FROM messages GROUP BY tbl) newest"
+                " ON m.tbl = newest.tbl AND m.seq = newest.seq"
+            )
+            newest = {tbl: (int(seq), float(received)) for tbl, seq, received in cursor}
+            cursor.execute("SELECT tbl, received, body FROM status")
+            statuses = {tbl: (float(received), _object_or_none(body))
+                        for tbl, received, body in cursor}
+        finally:
+            cursor.close()
+            self._db.rollback()
+        tails = []
+        for table in sorted(newest.keys() | statuses.keys()):
+            seq, received = newest.get(table, (None, None))
+            status_received, status = statuses.get(table, (None, None))
+            tails.append(TableTail(table, seq, received, status, status_received))
+        return tails
+
     def count(self) -> int:
         """How many messages are stored."""
         cursor = self._db.cursor()
@@ -293,35 +437,71 @@ class SqlStore:
 class SqliteStore(SqlStore):
     """A SQLite file: the embedded default, for one pit or a test."""
 
+    refusals = (
+        *SqlStore.refusals, sqlite3.DataError, sqlite3.IntegrityError, sqlite3.InterfaceError,
+        sqlite3.ProgrammingError,
+    )
+
     def __init__(self, path: Path, create: bool = True) -> None:
         if not create and not path.is_file():
             raise StoreError(f"cannot open {path}: no such database file (the recorder makes it)")
+        self.path = path
+        self._closed = False
+        super().__init__(self._connect())
+        if create:
+            self._create()
+
+    def _connect(self) -> sqlite3.Connection:
         try:
-            connection = sqlite3.connect(path, isolation_level="DEFERRED", check_same_thread=False)
+            connection = sqlite3.connect(
+                self.path, isolation_level="DEFERRED", check_same_thread=False
+            )
             connection.execute("PRAGMA journal_mode=WAL")
             connection.execute("PRAGMA synchronous=FULL")
         except sqlite3.Error as exc:
-            raise StoreError(f"cannot open {path}: {exc}") from None
-        super().__init__(connection)
-        if create:
-            self._create()
+            raise StoreUnavailableError(f"cannot open {self.path}: {exc}") from None
+        self._closed = False
+        return connection
+
+    def _alive(self) -> bool:
+        return not self._closed
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._closed = True
+        super().close()
 
 
 class PostgresStore(SqlStore):
     """A PostgreSQL database, for a floor."""
 
     mark = "%s"
+    blob = "BYTEA"
 
     def __init__(self, url: str, create: bool = True) -> None:
         import psycopg
 
-        try:
-            connection = psycopg.connect(url)
-        except psycopg.Error as exc:
-            raise StoreError(f"cannot connect to {_without_password(url)}: {exc}") from None
-        super().__init__(connection)
+        self.url = url
+        self.refusals = (
+            *SqlStore.refusals, psycopg.DataError, psycopg.IntegrityError,
+            psycopg.ProgrammingError, psycopg.NotSupportedError,
+        )
+        super().__init__(self._connect())
         if create:
             self._create()
+
+    def _connect(self) -> Any:
+        import psycopg
+
+        try:
+            return psycopg.connect(self.url)
+        except psycopg.Error as exc:
+            raise StoreUnavailableError(
+                f"cannot connect to {_without_password(self.url)}: {exc}"
+            ) from None
+
+    def _alive(self) -> bool:
+        return not (self._db.closed or self._db.broken)
 
 
 def open_store(where: str, *, create: bool = True) -> Store:
@@ -352,3 +532,17 @@ def _float_or_none(value: object) -> float | None:
     if isinstance(value, int | float) and not isinstance(value, bool):
         return float(value)
     return None
+
+
+def _object_or_none(text: str) -> dict[str, Any] | None:
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return None
+    return body if isinstance(body, dict) else None
+
+
+def _safe_text(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, surrogates and NULs escaped: any database takes it."""
+    text = text[:limit].encode("utf-8", "backslashreplace").decode("utf-8")
+    return text.replace("\x00", "\\x00")

@@ -219,6 +219,7 @@ class Table:
         """
         make_serializers()  # now, not at the first card
         report = self.journal.open()
+        self.journal.prove_writable()  # before the device is opened: no event read in vain
         self._recorded_device_seq = report.last_device_seq
         self.last_device_seq = self._resume_point(report.last_device_seq)
         self.clock = TableClock(newest_time(report.inputs))

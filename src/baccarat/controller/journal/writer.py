@@ -81,6 +81,10 @@ if TYPE_CHECKING:
     from baccarat.rules.profiles import Profile
 
 LOCK_NAME = ".lock"
+PROBE_NAME = ".write-probe"
+PROBE_SIZE = 4096
+"""Bytes :meth:`Journal.prove_writable` writes: a page, room for a new file's header and
+its first records."""
 DEFAULT_RETENTION = 200
 
 _ANY_NAME = re.compile(r"shoe-(\d{6,})\.journal(\..*)?")
@@ -201,6 +205,30 @@ class Journal:
         if self._lock_fd is not None:
             os.close(self._lock_fd)
             self._lock_fd = None
+
+    def prove_writable(self) -> None:
+        """Write and flush :data:`PROBE_SIZE` bytes in the folder, then delete them.
+
+        :class:`JournalError` if that fails (a disk full, read-only or failing): the daemon
+        calls this before it opens the device, so that no event is read from a device
+        (a line shoe cannot send it again) by a daemon whose journal cannot hold it.
+        """
+        self._check_usable()
+        path = self.folder / PROBE_NAME
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o640)
+            try:
+                self._write_durably(fd, bytes(PROBE_SIZE))
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise JournalError(
+                f"cannot write to journal {self.folder} ({PROBE_NAME}, {PROBE_SIZE} bytes):"
+                f" {exc.strerror or exc}"
+            ) from exc
+        finally:
+            with contextlib.suppress(OSError):
+                path.unlink(missing_ok=True)
 
     def __enter__(self) -> Journal:
         return self

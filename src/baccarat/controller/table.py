@@ -178,6 +178,7 @@ class Table:
         self.journal = Journal.from_config(
             config.journal, self.profile,
             datasync=self.metrics.timed_datasync if self.metrics else os.fdatasync,
+            table=config.table,
         )
         self.device: DeviceSource | None = None
         self.outbox = Outbox()

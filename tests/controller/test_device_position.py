@@ -70,3 +70,42 @@ def test_without_the_file_the_journal_says(tmp_path: Path) -> None:
     run_and_stop(tmp_path, [ev.ShuffleDone(seq=1), ev.CardDrawn(parse_card("AS"), seq=2)])
     (tmp_path / "journal" / DEVICE_FILE).unlink()
     assert restarted(tmp_path) == 2
+
+
+def newest_recorded(tmp_path: Path) -> int:
+    """A journal whose newest frame is 10 (a shoe, then a card)."""
+    run_and_stop(tmp_path, [ev.ShuffleDone(seq=9), ev.CardDrawn(parse_card("AS"), seq=10)])
+    return 10
+
+
+@pytest.mark.parametrize("ahead", [1, 3, 127])
+def test_a_file_naming_frames_past_the_journal_is_not_believed(
+    tmp_path: Path, ahead: int
+) -> None:
+    """A frame 1..127 past the journal's newest is not taken: the journal's is.
+
+    Resumed after it, the device's cards in flight would be acknowledged unseen; resumed
+    after the journal's newest, they come (the frames between were heartbeats, if any).
+    """
+    recorded = newest_recorded(tmp_path)
+    forged = (recorded + ahead) & 0xFF
+    (tmp_path / "journal" / DEVICE_FILE).write_text(f"{forged} {recorded}\n")
+    assert restarted(tmp_path) == recorded
+
+
+@pytest.mark.parametrize("ahead", [128, 200, 255])
+def test_a_file_naming_a_frame_behind_the_journals_is_believed(
+    tmp_path: Path, ahead: int
+) -> None:
+    """128 frames or more past it: the journal's newest number may have come round."""
+    recorded = newest_recorded(tmp_path)
+    handled = (recorded + ahead) & 0xFF
+    (tmp_path / "journal" / DEVICE_FILE).write_text(f"{handled} {recorded}\n")
+    assert restarted(tmp_path) == handled
+
+
+def test_a_file_for_a_journal_without_frames_is_not_believed(tmp_path: Path) -> None:
+    """No frame recorded: nothing can come round, the device's oldest frame says where."""
+    (tmp_path / "journal").mkdir()
+    (tmp_path / "journal" / DEVICE_FILE).write_text("13 -\n")
+    assert restarted(tmp_path) is None

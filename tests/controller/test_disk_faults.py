@@ -20,7 +20,9 @@ from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
+from baccarat.controller.engine.inputs import DrawCard
 from baccarat.controller.faults import FAULT_EXIT
+from baccarat.controller.journal.reader import read_journal_file
 from baccarat.controller.journal.writer import LOCK_NAME
 from baccarat.controller.table import FAULT_REPORT_TIMEOUT
 from baccarat.drivers.events import CardDrawn, ShoeInserted
@@ -239,13 +241,13 @@ async def test_a_journal_on_a_full_disk_at_start(tmp_path: Path, mosquitto: Mosq
     try:
         async with table_with_shoe(tmp_path, mosquitto) as (daemon, shoe, board):
             filler = await asyncio.to_thread(fill, disk)
-            # an empty journal needs no room yet; the first record (the link coming up, or
-            # the shoe) cannot be written: that may come before or after "ready"
+            # an empty journal needs no room yet, but the daemon proves it can write
+            # before it opens the shoe: a fault at once, the shoe's frame not taken
             await asyncio.to_thread(daemon.start, wait_ready=False)
-            shoe.send(ShoeInserted())  # its file cannot be created
+            shoe.send(ShoeInserted())
             log = await stopped_on_fault(daemon, board)
             await board.wait_for(fault_reported, WITHIN)
-            one_fault_line(log, "cannot create", "No space left on device")
+            one_fault_line(log, "cannot write to journal", "No space left on device")
             fault_of(board, "No space left on device")
             assert sorted(p.name for p in disk.iterdir()) == [".lock", "filler"]
             assert shoe.sender.unacknowledged  # the shoe's frame: it will send it again
@@ -343,3 +345,59 @@ async def test_a_second_daemon_on_the_same_journal_leaves_the_first_serving(
         await deal(shoe, board, 1)
         assert await asyncio.to_thread(daemon.stop) == 0
     assert cards(board) == ["9S"]
+
+
+async def test_a_line_shoe_is_not_read_while_the_disk_is_full(
+    tmp_path: Path, mosquitto: Mosquitto
+) -> None:
+    """Each start on a full disk is a fault before the port is opened.
+
+    The cards the shoe sent wait in the port, and the start after the disk is freed takes
+    them all.
+    """
+    disk = tmp_path / "journal"
+    disk.mkdir()
+    mount_tmpfs(disk)
+    shoe_path = str(tmp_path / "shoe")
+    try:
+        async with VirtualShoe(shoe_path, "line", baud=9600) as shoe:
+            daemon = Daemon(tmp_path, mosquitto, device=shoe_path, protocol="line", baud=9600,
+                            rules={"burn": "none"})
+            try:
+                async with Recorder(mosquitto) as board:
+                    filler = await asyncio.to_thread(fill, disk)
+                    for card in CARDS:
+                        shoe.send(CardDrawn(card))
+                    await shoe.drain()  # in the port, for whoever opens it
+                    for _ in range(2):
+                        board.received.clear()
+                        await asyncio.to_thread(daemon.start, wait_ready=False)
+                        log = await stopped_on_fault(daemon, board)
+                        await board.wait_for(fault_reported, WITHIN)
+                        one_fault_line(log, str(disk), "No space left on device")
+                        fault_of(board, "No space left on device")
+                    assert "cannot write to journal" in log  # the write probe, not an input
+                    assert sorted(p.name for p in disk.iterdir()) == [".lock", "filler"]
+
+                    filler.unlink()
+                    await asyncio.to_thread(daemon.start)
+                    async with asyncio.timeout(WITHIN):
+                        while len(journal_cards(daemon)) < len(CARDS):  # noqa: ASYNC110
+                            await asyncio.sleep(0.1)
+                    assert await asyncio.to_thread(daemon.stop) == 0
+            finally:
+                daemon.close()
+            taken = journal_cards(daemon)
+    finally:
+        unmount(disk)
+    assert taken == [str(card) for card in CARDS]
+
+
+def journal_cards(daemon: Daemon) -> list[str]:
+    """The cards the daemon's journal holds, in order (all files)."""
+    return [
+        str(inp.card)
+        for path in daemon.journal_files()
+        for _, inp in read_journal_file(path).records
+        if isinstance(inp, DrawCard) and inp.card is not None
+    ]

@@ -8,6 +8,7 @@ shoe dealt.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import socket
 import urllib.error
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from baccarat.cards import parse_card
+from baccarat.controller.table import CURSOR_INTERVAL
 from baccarat.drivers.events import CardDrawn, ShoeInserted, UnreadableCard
 from baccarat.sim_hardware.virtual_shoe import VirtualShoe
 from support.daemon import Daemon, Recorder
@@ -124,3 +126,56 @@ def test_metrics_are_off_by_default(tmp_path: Path, mosquitto: Mosquitto) -> Non
         assert "metrics on" not in daemon.log()
     finally:
         assert daemon.stop() == 0
+
+
+FD_LIMIT = 160
+"""The daemon's file descriptors in the next test: the unit's 1,024 scaled down with the
+connections (200 here for the 1,000 that stopped a table)."""
+FD_LIMIT_HOOK = f"""
+import resource
+
+_soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, ({FD_LIMIT}, _hard))
+"""
+
+
+async def test_idle_connections_do_not_stop_the_table(
+    tmp_path: Path, mosquitto: Mosquitto
+) -> None:
+    """200 connections that send nothing: the table goes on dealing and journaling.
+
+    They were each served (a file descriptor held) until their timeout, so that the
+    journal could not open a file: a journal fault, "Too many open files", exit 3.
+    """
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(FD_LIMIT_HOOK)
+    port = free_port()
+    daemon = Daemon(tmp_path, mosquitto, env={
+        "BACCARAT_METRICS__PORT": str(port), "PYTHONPATH": str(hooks),
+    })
+    idle: list[asyncio.StreamWriter] = []
+    try:
+        async with Recorder(mosquitto) as board, mosquitto.client() as pit:
+            await asyncio.to_thread(daemon.start)
+            for _ in range(200):
+                with contextlib.suppress(OSError, TimeoutError):
+                    async with asyncio.timeout(2.0):
+                        _, writer = await asyncio.open_connection("127.0.0.1", port)
+                        idle.append(writer)
+            await pit.publish("baccarat/T1/cmd/shoe", b"{}", qos=1)  # a new journal file
+            await board.wait_for(lambda b: bool(b.bodies("shoe")), WITHIN)
+            await asyncio.sleep(2 * CURSOR_INTERVAL)  # the cursor written meanwhile
+            assert "CRITICAL" not in daemon.log(), daemon.log()
+            for writer in idle:
+                writer.close()
+            await asyncio.sleep(0.5)  # the daemon sees them go
+            page = await asyncio.to_thread(scrape, port)
+            assert sample(page, "baccarat_journal_last_record") >= 1
+            assert await asyncio.to_thread(daemon.stop) == 0
+    finally:
+        for writer in idle:
+            writer.close()
+        daemon.close()
+    assert len(idle) == 200
+    assert (daemon.journal / "published").read_text().strip().isdigit()

@@ -90,8 +90,13 @@ def status_text(payload: bytes) -> bytes:
 class BoardFeed:
     """The board's state, fed by its MQTT subscription (one task)."""
 
-    def __init__(self, host: str, port: int, prefix: str, table: str) -> None:
+    def __init__(
+        self, host: str, port: int, prefix: str, table: str, *,
+        username: str | None = None, password: str | None = None,
+    ) -> None:
+        """``username`` and ``password``: the board's broker account, if it has one."""
         self.host, self.port = host, port
+        self.username, self.password = username, password
         self.base = f"{prefix}/{table}"
         self.state = BoardState(table=table)
         self.backoff = Backoff(first=RECONNECT_DELAY_MIN, cap=RECONNECT_DELAY_MAX)
@@ -103,7 +108,10 @@ class BoardFeed:
         while True:
             self.state = with_link(self.state, "connecting")
             try:
-                async with aiomqtt.Client(self.host, self.port, timeout=CONNECT_TIMEOUT) as client:
+                async with aiomqtt.Client(
+                    self.host, self.port, username=self.username, password=self.password,
+                    timeout=CONNECT_TIMEOUT,
+                ) as client:
                     self.backoff.reset()
                     await client.subscribe(f"{self.base}/#", qos=1)
                     self.state = with_link(self.state, "connected")

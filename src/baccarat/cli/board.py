@@ -1,5 +1,8 @@
 """``baccarat board --broker HOST[:PORT] --table ID``: the terminal result board.
 
+``--username`` and ``--password-file`` log it in to a broker with accounts (the password
+is never on the command line: a file, or ``$BACCARAT_BOARD_PASSWORD``).
+
 With ``--web PORT`` it serves the browser board instead (:mod:`baccarat.boards.web_server`):
 a static page that subscribes to the broker's MQTT-over-WebSocket listener (``--ws-port``).
 """
@@ -23,6 +26,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--table", help="table id, as in the topics (the web page may take ?table=ID instead)"
     )
     parser.add_argument("--prefix", default="baccarat", help="topic prefix (baccarat)")
+    parser.add_argument(
+        "--username", help="the board's broker account (a read-only one: board-T07)"
+    )
+    parser.add_argument(
+        "--password-file",
+        metavar="FILE",
+        help=f"file holding that account's password (or ${PASSWORD_ENV}); never on the"
+        " command line",
+    )
     web = parser.add_argument_group("web board")
     web.add_argument(
         "--web", type=int, metavar="PORT", help="serve the browser board on PORT instead"
@@ -39,12 +51,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"the broker's MQTT-over-WebSocket port, for the page ({DEFAULT_WS_PORT})",
     )
     web.add_argument(
-        "--ws-username", help="broker account the page logs in with (a read-only one: board)"
+        "--ws-username",
+        help="broker account the page logs in with (a read-only one: board; --username"
+        " if not given)",
     )
     web.add_argument(
         "--ws-password-file",
         metavar="FILE",
-        help=f"file holding that account's password (or ${PASSWORD_ENV})",
+        help=f"file holding that account's password (--password-file if not given, or"
+        f" ${PASSWORD_ENV})",
     )
 
 
@@ -60,7 +75,15 @@ def run(args: argparse.Namespace) -> int:
     if not args.table:
         print("baccarat board: --table is required (or --web PORT)", file=sys.stderr)
         return 2
-    asyncio.run(show(BoardFeed(host, port, args.prefix, args.table)))
+    try:
+        password = board_password(args.password_file) if args.username else None
+    except OSError as exc:
+        print(f"baccarat board: cannot read the password: {exc}", file=sys.stderr)
+        return 2
+    feed = BoardFeed(
+        host, port, args.prefix, args.table, username=args.username, password=password
+    )
+    asyncio.run(show(feed))
     return 0
 
 
@@ -72,8 +95,9 @@ def run_web(args: argparse.Namespace, broker_host: str) -> int:
         if not 0 <= value < 65536:
             print(f"baccarat board: bad port for {name}: {value}", file=sys.stderr)
             return 2
+    username = args.ws_username or args.username
     try:
-        password = board_password(args.ws_password_file)
+        password = board_password(args.ws_password_file or args.password_file)
     except OSError as exc:
         print(f"baccarat board: cannot read the password: {exc}", file=sys.stderr)
         return 2
@@ -82,8 +106,8 @@ def run_web(args: argparse.Namespace, broker_host: str) -> int:
         args.ws_port,
         args.table,
         args.prefix,
-        username=args.ws_username,
-        password=password if args.ws_username else None,
+        username=username,
+        password=password if username else None,
     )
     server = WebBoardServer(config, host=args.web_host, port=args.web)
     try:

@@ -27,7 +27,6 @@ is asked for: no thread, nothing shared.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import time
@@ -56,7 +55,14 @@ from baccarat.messages.bodies import (
 log = logging.getLogger(__name__)
 
 REQUEST_TIMEOUT: Final = 5.0
-"""Seconds a scraper has to send its request."""
+"""Seconds a scraper has to send its request and take the answer: an idle connection is
+closed after it."""
+CLOSE_TIMEOUT: Final = 2.0
+"""Seconds for the answer to leave once the connection is closed; then it is cut."""
+MAX_CONNECTIONS: Final = 32
+"""Connections served at once; one more is closed at once, unread. Every connection holds a
+file descriptor, and so does every write of the journal: idle connections by the thousand
+must not stop the table (a scraper needs one)."""
 FDATASYNC_BUCKETS: Final = (
     0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0, 5.0
 )
@@ -240,10 +246,12 @@ async def serve_metrics(metrics: TableMetrics, host: str, port: int) -> None:
     """Answer ``GET /metrics`` on ``host:port`` until cancelled.
 
     A port that cannot be had is logged as an error and the table goes on without metrics:
-    they are never a reason to stop dealing.
+    they are never a reason to stop dealing. At most :data:`MAX_CONNECTIONS` are served at
+    once, each for :data:`REQUEST_TIMEOUT` at most.
     """
+    served: set[asyncio.StreamWriter] = set()
     try:
-        server = await asyncio.start_server(partial(_answer, metrics), host, port)
+        server = await asyncio.start_server(partial(_admit, metrics, served), host, port)
     except OSError as exc:
         log.error(  # noqa: TRY400 - one line, no traceback: the cause is in the text
             "metrics: cannot listen on %s:%d: %s", host, port, exc.strerror or exc
@@ -252,6 +260,23 @@ async def serve_metrics(metrics: TableMetrics, host: str, port: int) -> None:
     log.info("metrics on http://%s:%d/metrics", host, port)
     async with server:
         await server.serve_forever()
+
+
+async def _admit(
+    metrics: TableMetrics,
+    served: set[asyncio.StreamWriter],
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+) -> None:
+    """Answer the connection, or close it at once if :data:`MAX_CONNECTIONS` are served."""
+    if len(served) >= MAX_CONNECTIONS:
+        writer.transport.abort()
+        return
+    served.add(writer)
+    try:
+        await _answer(metrics, reader, writer)
+    finally:
+        served.discard(writer)
 
 
 async def _answer(
@@ -268,8 +293,11 @@ async def _answer(
         pass  # a scraper that is too slow, sends a line too long, or goes away
     finally:
         writer.close()
-        with contextlib.suppress(ConnectionError):
-            await writer.wait_closed()
+        try:
+            async with asyncio.timeout(CLOSE_TIMEOUT):
+                await writer.wait_closed()
+        except (TimeoutError, ConnectionError):
+            writer.transport.abort()  # a client that does not read its answer
 
 def _response(metrics: TableMetrics, request: bytes) -> bytes:
     parts = request.decode("latin-1").split()

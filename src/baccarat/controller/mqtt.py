@@ -178,13 +178,29 @@ class MqttClient:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        """Disconnect cleanly (the broker then drops the will), or just close if lost."""
+        """Disconnect cleanly (the broker then drops the will), or just close if lost.
+
+        An exception other than a cancellation leaves by :meth:`abandon`: the program
+        failed, and the broker must publish the will.
+        """
         self._closing = True
+        if exc_type is not None and not issubclass(exc_type, asyncio.CancelledError):
+            self.abandon()
         if self._lost is None and self._paho.is_connected():
             self._paho.disconnect()
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(CLOSE_TIMEOUT):
                     await self._closed.wait()
+        self._close_socket()
+
+    def abandon(self) -> None:
+        """Close the connection without a DISCONNECT, so that the broker publishes the will.
+
+        For an owner that fails (an exception, a task cancelled because another failed),
+        whose subscribers must hear that it is gone. Harmless on a connection already lost.
+        """
+        self._closing = True
+        self._lose(MqttError("connection abandoned: the program failed"))
         self._close_socket()
 
     def _connect(self) -> None:

@@ -319,24 +319,33 @@ class Publisher:
 
     async def _session(self) -> None:
         async with self._client() as client:
-            self.state = PublisherState.CONNECTED
-            self.backoff.reset()
-            self.counters.connects += 1
-            self.counters.since["connected"] = time.time()
-            if self.status_on_connect is not None:
-                await self._publish_status(client, self.status_on_connect)
-            if self.on_command is not None:
-                await self._subscribe(client, f"{self.topic_base}/cmd/+")
-                await self._subscribe(client, f"{self.topic_base}/cmd/+/+")
-            self._hold = None
-            self._idle.set()
-            self.outbox.rewind()
-            self.connected.set()
-            self.first_attempt.set()
-            log.info("connected to broker %s:%d", self.broker.host, self.broker.port)
-            async with asyncio.TaskGroup() as group:
-                group.create_task(self._send(client, group), name="mqtt-send")
-                group.create_task(self._receive(client), name="mqtt-receive")
+            try:
+                await self._serve(client)
+            except BaseException:
+                if not self.stopping:  # a failure, not the daemon's stop: let the will
+                    client.abandon()  # say offline (a clean DISCONNECT would drop it)
+                raise
+
+    async def _serve(self, client: MqttClient) -> None:
+        """One connection: say online, subscribe, send the outbox and take commands."""
+        self.state = PublisherState.CONNECTED
+        self.backoff.reset()
+        self.counters.connects += 1
+        self.counters.since["connected"] = time.time()
+        if self.status_on_connect is not None:
+            await self._publish_status(client, self.status_on_connect)
+        if self.on_command is not None:
+            await self._subscribe(client, f"{self.topic_base}/cmd/+")
+            await self._subscribe(client, f"{self.topic_base}/cmd/+/+")
+        self._hold = None
+        self._idle.set()
+        self.outbox.rewind()
+        self.connected.set()
+        self.first_attempt.set()
+        log.info("connected to broker %s:%d", self.broker.host, self.broker.port)
+        async with asyncio.TaskGroup() as group:
+            group.create_task(self._send(client, group), name="mqtt-send")
+            group.create_task(self._receive(client), name="mqtt-receive")
 
     async def _publish_status(self, client: MqttClient, status: bytes) -> None:
         try:

@@ -178,6 +178,7 @@ class Table:
         self.journal = Journal.from_config(
             config.journal, self.profile,
             datasync=self.metrics.timed_datasync if self.metrics else os.fdatasync,
+            table=config.table,
         )
         self.device: DeviceSource | None = None
         self.outbox = Outbox()
@@ -220,6 +221,7 @@ class Table:
         """
         make_serializers()  # now, not at the first card
         report = self.journal.open()
+        self.journal.prove_writable()  # before the device is opened: no event read in vain
         self._recorded_device_seq = report.last_device_seq
         self.last_device_seq = self._resume_point(report.last_device_seq)
         self.clock = TableClock(newest_time(report.inputs))
@@ -298,8 +300,13 @@ class Table:
     def _resume_point(self, recorded: int | None) -> int | None:
         """The frame after which the device resumes.
 
-        The one handled last, if the file says which and the journal has recorded nothing
-        since; else the journal's newest.
+        The file is a hint on a disk others can write: believed only where it is needed
+        and cannot skip a card. Resuming after ``recorded``, the journal's newest frame,
+        loses nothing unless that number has come round (PROTOCOL.md 6.6); the frame
+        handled last is taken instead only when the file was written with the journal as
+        it is and names a frame behind ``recorded`` on the circle (128 frames past it or
+        more: heartbeats only). A frame 1 to 127 past it is never taken: a false one would
+        acknowledge the device's cards in flight unseen, and a true one gains nothing.
         """
         try:
             text = self._device_path.read_text(encoding="ascii").split()
@@ -317,9 +324,16 @@ class Table:
                         " newest frame", self._device_path, " ".join(text)[:40])
             return recorded
         then = None if text[1] == "-" else int(text[1])
-        if recorded is not None and then != recorded:
-            return recorded  # frames were recorded after it was written: they are newer
-        return int(text[0])
+        handled = int(text[0])
+        if recorded is None or then != recorded:
+            return recorded  # no frame to come round, or one recorded after it: newer
+        if not _behind(handled, recorded):
+            if handled != recorded:
+                log.info("%s names frame %d, %d after the journal's newest %d: resuming"
+                         " after the journal's", self._device_path, handled,
+                         (handled - recorded) & 0xFF, recorded)
+            return recorded
+        return handled
 
     def stop_on_fault(self, reason: str, *, locked: bool = False) -> None:
         """The journal's folder failed: log it in one line and stop, publishing the fault.
@@ -715,6 +729,11 @@ class Table:
         except TimeoutError:
             if self.fault is not None:
                 log.warning("the broker did not take the fault within %.0f s", seconds)
+
+
+def _behind(seq: int, reference: int) -> bool:
+    """Whether frame ``seq`` is 128 to 255 frames past ``reference`` (modulo 256): behind it."""
+    return (seq - reference) & 0xFF >= 128
 
 
 def _replace_file(path: Path, text: str) -> None:

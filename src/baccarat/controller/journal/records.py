@@ -4,9 +4,11 @@ A journal is a folder of append-only text files, one per shoe, whose names sort 
 
     shoe-000001.journal  shoe-000002.journal  ...
 
-Each file opens with a header and then holds one record per engine input::
+Each file opens with a header (one line, shown here on two) and then holds one record per
+engine input::
 
-    #journal {"version":1,"file":7,"first_record":1235,"counters":{...},"profile":{...}} *3b9ac9ff
+    #journal {"version":1,"file":7,"first_record":1235,"counters":{...},"profile":{...},
+             "table":"T05"} *3b9ac9ff
     1235 1718000000.123456 shoe 8 *0c4f1e2a
     1236 1718000001.500000/42 4S *9e1d77b0
     1237 - void dealer dropped a card *5a0b3c71
@@ -22,7 +24,9 @@ before confirmation existed was carried out, and ``void_unconfirmed`` when not, 
 journals replay as they were played). ``crc`` is the CRC-32 of the bytes before `` *``, in 8
 lower-case hex digits. The header carries, as JSON, the number of the file's first
 record, the engine's counters before that record (``Engine.counters()``) and the rule
-profile, so that the newest file alone can be replayed after older ones were deleted.
+profile, so that the newest file alone can be replayed after older ones were deleted,
+and the id of the table whose daemon wrote it (``table``; files written before it was
+recorded have none), so that a daemon given another table's folder refuses it.
 """
 
 from __future__ import annotations
@@ -66,6 +70,8 @@ class Header:
     first_record: int
     counters: Counters
     profile: dict[str, Any] | None = None
+    table: str | None = None
+    """The table whose daemon wrote the file (``None``: not recorded, an older file)."""
     version: int = FORMAT_VERSION
 
     @property
@@ -142,6 +148,8 @@ def encode_header(header: Header) -> bytes:
         "counters": header.counters,
         "profile": header.profile,
     }
+    if header.table is not None:
+        payload["table"] = header.table
     text = json.dumps(payload, separators=(",", ":"), ensure_ascii=True)
     return _seal(HEADER_TAG + b" " + text.encode("ascii"))
 
@@ -164,11 +172,14 @@ def _header_from(payload: Any) -> Header:
         raise RecordError(f"header is not a version {FORMAT_VERSION} journal header")
     file, first = payload.get("file"), payload.get("first_record")
     counters, profile = payload.get("counters"), payload.get("profile")
+    table = payload.get("table")
     if profile is not None and not isinstance(profile, dict):
         raise RecordError("header's profile is not a table")
+    if table is not None and not isinstance(table, str):
+        raise RecordError("header's table is not a table id")
     if _is_count(file) and _is_count(first) and isinstance(counters, dict):
         try:
-            return Header(file, first, checked_counters(counters), profile)
+            return Header(file, first, checked_counters(counters), profile, table)
         except ValueError as exc:
             raise RecordError(f"header: {exc}") from None
     raise RecordError("header lacks file, first_record or counters")

@@ -81,6 +81,10 @@ if TYPE_CHECKING:
     from baccarat.rules.profiles import Profile
 
 LOCK_NAME = ".lock"
+PROBE_NAME = ".write-probe"
+PROBE_SIZE = 4096
+"""Bytes :meth:`Journal.prove_writable` writes: a page, room for a new file's header and
+its first records."""
 DEFAULT_RETENTION = 200
 
 _ANY_NAME = re.compile(r"shoe-(\d{6,})\.journal(\..*)?")
@@ -89,6 +93,10 @@ _log = logging.getLogger(__name__)
 
 class JournalLockedError(JournalError):
     """Another process holds the journal folder."""
+
+
+class JournalTableError(JournalError):
+    """The journal's newest file was written by another table's daemon."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +148,7 @@ class Journal:
         profile: Profile | None = None,
         datasync: Callable[[int], None] = os.fdatasync,
         folder_sync: Callable[[int], None] = os.fsync,
+        table: str | None = None,
     ) -> None:
         """A journal not yet opened.
 
@@ -151,6 +160,8 @@ class Journal:
             datasync: what flushes a file's written bytes (tests give a disk that fails).
             folder_sync: what flushes the folder's entries, given the folder's descriptor
                 (tests give a disk that fails).
+            table: the table's id, written into each file's header; :meth:`open` refuses
+                a journal whose newest file names another.
         """
         if retention < 1:
             raise ValueError("retention keeps at least one file")
@@ -160,6 +171,7 @@ class Journal:
         self.profile = profile.model_dump(mode="json") if profile is not None else None
         self._datasync = datasync
         self._folder_sync = folder_sync
+        self.table = table
         self._lock_fd: int | None = None
         self._fd: int | None = None
         self._path: Path | None = None
@@ -175,11 +187,12 @@ class Journal:
         config: JournalConfig,
         profile: Profile | None = None,
         datasync: Callable[[int], None] = os.fdatasync,
+        table: str | None = None,
     ) -> Journal:
         """A journal with the daemon's settings (not yet opened)."""
         return cls(
             config.folder, fsync=config.fsync, retention=config.retention, profile=profile,
-            datasync=datasync,
+            datasync=datasync, table=table,
         )
 
     # ------------------------------------------------------------ opening and closing
@@ -201,6 +214,30 @@ class Journal:
         if self._lock_fd is not None:
             os.close(self._lock_fd)
             self._lock_fd = None
+
+    def prove_writable(self) -> None:
+        """Write and flush :data:`PROBE_SIZE` bytes in the folder, then delete them.
+
+        :class:`JournalError` if that fails (a disk full, read-only or failing): the daemon
+        calls this before it opens the device, so that no event is read from a device
+        (a line shoe cannot send it again) by a daemon whose journal cannot hold it.
+        """
+        self._check_usable()
+        path = self.folder / PROBE_NAME
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o640)
+            try:
+                self._write_durably(fd, bytes(PROBE_SIZE))
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise JournalError(
+                f"cannot write to journal {self.folder} ({PROBE_NAME}, {PROBE_SIZE} bytes):"
+                f" {exc.strerror or exc}"
+            ) from exc
+        finally:
+            with contextlib.suppress(OSError):
+                path.unlink(missing_ok=True)
 
     def __enter__(self) -> Journal:
         return self
@@ -272,7 +309,7 @@ class Journal:
 
     def _begin_file(self, counters: Counters, number: int, record: bytes) -> Path:
         file_no = self._file_no + 1
-        header = encode_header(Header(file_no, number, counters, self.profile))
+        header = encode_header(Header(file_no, number, counters, self.profile, self.table))
         path = self.folder / file_name(file_no)
         fd = self._create(path, header + record)
         self._close_file()
@@ -414,11 +451,21 @@ class Journal:
                 assert found.problem is not None
                 problems.append(self._set_aside(path, found.problem))
                 continue
+            self._check_table(path, found.header)
             self._resume(found, found.header)
             if found.problem is not None:
                 problems.append(self._cut_tail(found.problem, found.good_end, data))
             return Recovery(path, found.header, found.records, problems)
         return Recovery(None, None, [], problems)
+
+    def _check_table(self, path: Path, header: Header) -> None:
+        """:class:`JournalTableError` if ``path`` was written for another table."""
+        if self.table is None or header.table in (None, self.table):
+            return
+        raise JournalTableError(
+            f"journal {self.folder} belongs to table {header.table} ({path.name} says so),"
+            f" not to {self.table}: the configuration names another table's journal folder"
+        )
 
     def _set_aside(self, path: Path, problem: Problem) -> Problem:
         """A file without a valid header: keep its bytes under another name."""

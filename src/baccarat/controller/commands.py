@@ -81,6 +81,15 @@ class VoidCommand(_Command):
         return reason
 
 
+class AcceptAsBurnCommand(_Command):
+    """``accept_as_burn``: a card an alarm holds aside goes to the discard (Art. 10)."""
+
+    alarm: int | None = Field(
+        default=None, ge=1, le=2**53 - 1,
+        description="The alarm whose oldest card it is; without it, the oldest card held.",
+    )
+
+
 class BurnCommand(_Command):
     """``burn``: burn cards before the next round (Art. 8)."""
 
@@ -109,7 +118,7 @@ COMMANDS: dict[str, type[_Command]] = {
     "open": _Plain,
     "reveal": _Plain,
     "void": VoidCommand,
-    "accept_as_burn": _Plain,
+    "accept_as_burn": AcceptAsBurnCommand,
     "burn": BurnCommand,
     "declare": DeclareCommand,
     "exposed": _Plain,
@@ -262,16 +271,17 @@ def _to_input(name: str, command: _Command, ts: float | None) -> Input:
         return VoidRound(reason=command.reason, confirm=command.confirm, ts=ts)
     if isinstance(command, BurnCommand):
         return Burn(count=command.count, ts=ts)
+    if isinstance(command, AcceptAsBurnCommand):
+        return AcceptAsBurn(alarm=command.alarm, ts=ts)
     if isinstance(command, DeclareCommand):
         return Declare(winner=command.winner, ts=ts)
     if isinstance(command, ShoeCommand):
         return NewShoe(decks=command.decks, ts=ts)
     if isinstance(command, DemoCommand):
         return Demo(on=command.on, ts=ts)
-    plain: dict[str, type[OpenRound | Reveal | AcceptAsBurn | Exposed | EndShoe]] = {
+    plain: dict[str, type[OpenRound | Reveal | Exposed | EndShoe]] = {
         "open": OpenRound,
         "reveal": Reveal,
-        "accept_as_burn": AcceptAsBurn,
         "exposed": Exposed,
         "end": EndShoe,
     }

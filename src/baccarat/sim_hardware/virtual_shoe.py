@@ -54,6 +54,8 @@ BITS_PER_BYTE: Final = 10
 WRITE_RETRY: Final = 0.005
 """Seconds to wait when the pty is full (the host is not reading)."""
 READ_SIZE: Final = 4096
+DEALER_GOES_ON: Final = frozenset({"burn_incomplete"})
+"""Alarm kinds the dealer does not stop for: his next cards are what settles them."""
 
 T = TypeVar("T")
 
@@ -302,15 +304,23 @@ class VirtualShoe:
         """The alarms the host has told the shoe are open now: id -> kind."""
         return self.sender.open_alarms(asyncio.get_running_loop().time())
 
+    def _stopping_alarms(self) -> dict[int, str]:
+        """The open alarms that stop the dealer: all but those his next cards settle.
+
+        ``burn_incomplete`` says the burn is not done: a dealer burns on, he does not wait.
+        """
+        return {n: kind for n, kind in self.open_alarms().items() if kind not in DEALER_GOES_ON}
+
     async def dealer_ready(self) -> None:
         """Return once no alarm of the host is open: the dealer's pause before an event.
 
-        At once if none is open, or with ``dealer_ignores_alarms``. Logs (info) when the
-        dealer pauses and when he goes on, with the alarms' ids.
+        At once if none is open (but for :data:`DEALER_GOES_ON`), or with
+        ``dealer_ignores_alarms``. Logs (info) when the dealer pauses and when he goes on,
+        with the alarms' ids.
         """
         if self.dealer_ignores_alarms:
             return
-        alarms = self.open_alarms()
+        alarms = self._stopping_alarms()
         if not alarms:
             return
         waited = dict(alarms)
@@ -321,7 +331,7 @@ class VirtualShoe:
             while alarms:
                 self._heard.clear()
                 await self._wait(self.sender.alarm_deadline(), self._heard)
-                alarms = self.open_alarms()
+                alarms = self._stopping_alarms()
                 waited.update(alarms)
         finally:
             self.dealer_paused = False

@@ -183,3 +183,17 @@ def test_the_pits_open_takes_a_card_before_open_for_the_round() -> None:
     table = explicit()
     table.do("9D", "by=pit/ana open", *NEXT[1:])  # the dealer forgot to press it
     assert results(table) == [(1, "player", ["9D", "QH"], ["2C", "5S"])]
+
+
+def test_accept_as_burn_of_one_alarm_leaves_another_alarms_card_held() -> None:
+    """The pit burns the extra card; the foreign card before it, which shifted the round,
+    stays held so that the round can still be voided."""
+    table = Table("macau", burn="none", decks=1, open_mode="explicit")
+    table.do("shoe", "open", "7S")
+    foreign = of(table.do("7S"), "alarm")[0]  # a second 7S in a one-deck shoe
+    table.do("6H", "KS", "KH")
+    extra = of(table.do("5D"), "alarm")[0]
+    out = table.do(f"accept_as_burn {extra.id}")
+    assert [(c.position, c.card) for c in of(out, "card")] == [("burn", "5D")]
+    assert [a.id for a in of(out, "alarms")[-1].alarms] == [foreign.id]
+    assert "#99 is not open" in table.refused("accept_as_burn 99")

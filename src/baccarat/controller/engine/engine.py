@@ -215,7 +215,7 @@ class Engine:
             case VoidRound():
                 self._on_void(inp)
             case AcceptAsBurn():
-                self._on_accept_as_burn()
+                self._on_accept_as_burn(inp)
             case Burn():
                 self._on_burn(inp)
             case Exposed():
@@ -1022,10 +1022,12 @@ class Engine:
         if reopen and shoe.phase != "closed":
             self._start_round(shoe)
 
-    def _on_accept_as_burn(self) -> None:
+    def _on_accept_as_burn(self, inp: AcceptAsBurn) -> None:
         shoe = self._require_any_shoe()
-        found = self._oldest_held(shoe)
+        found = self._oldest_held(shoe, inp.alarm)
         if found is None:
+            if inp.alarm is not None:
+                raise RefusedError(f"alarm #{inp.alarm} is not open or holds no card")
             raise RefusedError("no card is held aside by an alarm")
         alarm, owner = found
         card = alarm.cards.pop(0)  # one card per correction, the oldest first
@@ -1043,12 +1045,17 @@ class Engine:
         if owner is None or owner.published == published_before:  # else closing the round
             self._emit_shoe()  # has just sent the shoe's state
 
-    def _oldest_held(self, shoe: Shoe) -> tuple[Alarm, Round | None] | None:
+    def _oldest_held(
+        self, shoe: Shoe, alarm_id: int | None = None
+    ) -> tuple[Alarm, Round | None] | None:
+        """The alarm that holds the oldest card aside (of alarm ``alarm_id``, if given)."""
         candidates: list[tuple[Alarm, Round | None]] = [
             (a, None) for a in shoe.alarms if a.holds_card
         ]
         if self.round is not None:
             candidates += [(a, self.round) for a in self.round.alarms if a.holds_card]
+        if alarm_id is not None:
+            candidates = [(a, owner) for a, owner in candidates if a.id == alarm_id]
         if not candidates:
             return None
         return min(candidates, key=lambda pair: pair[0].id)

@@ -112,11 +112,17 @@ class VoidRound(Input):
 
 @dataclass(frozen=True, slots=True)
 class AcceptAsBurn(Input):
-    """The card an alarm holds aside goes to the discard; play goes on (Art. 10)."""
+    """The card an alarm holds aside goes to the discard; play goes on (Art. 10).
+
+    ``alarm``: the alarm whose oldest card it is (the pit's button on that alarm); without
+    it, the oldest card any alarm holds.
+    """
+
+    alarm: int | None = None
 
     def to_text(self) -> str:
         """The replay notation of this input."""
-        return "accept_as_burn"
+        return "accept_as_burn" if self.alarm is None else f"accept_as_burn {self.alarm}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,11 +252,10 @@ def origin_parts(origin: str | None) -> tuple[str | None, str | None]:
     return source, operator or None
 
 
-_PLAIN: dict[str, type[CutCardSeen | OpenRound | Reveal | AcceptAsBurn | Exposed | EndShoe]] = {
+_PLAIN: dict[str, type[CutCardSeen | OpenRound | Reveal | Exposed | EndShoe]] = {
     "cut": CutCardSeen,
     "open": OpenRound,
     "reveal": Reveal,
-    "accept_as_burn": AcceptAsBurn,
     "exposed": Exposed,
     "end": EndShoe,
 }
@@ -273,6 +278,8 @@ def parse_input(line: str, ts: float | None = None) -> Input:
         return NewShoe(decks=_one_int(head, args, optional=True), ts=ts)
     if head == "burn":
         return Burn(count=_one_int(head, args, optional=True) or 1, ts=ts)
+    if head == "accept_as_burn":
+        return AcceptAsBurn(alarm=_one_int(head, args, optional=True), ts=ts)
     if head in ("void", "void_unconfirmed"):
         return VoidRound(reason=" ".join(args) or "operator", confirm=head == "void", ts=ts)
     if head == "declare":

@@ -186,8 +186,10 @@ def test_the_pits_open_takes_a_card_before_open_for_the_round() -> None:
 
 
 def test_accept_as_burn_of_one_alarm_leaves_another_alarms_card_held() -> None:
-    """The pit burns the extra card; the foreign card before it, which shifted the round,
-    stays held so that the round can still be voided."""
+    """The pit burns the extra card; the foreign card before it stays held.
+
+    That card shifted the round: the round must still be voidable.
+    """
     table = Table("macau", burn="none", decks=1, open_mode="explicit")
     table.do("shoe", "open", "7S")
     foreign = of(table.do("7S"), "alarm")[0]  # a second 7S in a one-deck shoe

@@ -64,7 +64,7 @@ async def test_metrics_count_what_was_dealt(tmp_path: Path, mosquitto: Mosquitto
                 for code in ROUND:
                     shoe.send(CardDrawn(parse_card(code)))
                 await board.wait_for(lambda b: bool(b.bodies("result")), WITHIN)
-                shoe.send(UnreadableCard())  # held aside by its alarm: out of the shoe all the same
+                shoe.send(UnreadableCard(b""))  # held aside by its alarm, out of the shoe
                 await board.wait_for(lambda b: bool(b.bodies("alarm")), WITHIN)
                 page = await asyncio.to_thread(scrape, port)
         finally:

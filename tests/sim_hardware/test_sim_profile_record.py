@@ -105,7 +105,9 @@ def test_the_floor_configures_each_daemon_with_the_profile_its_dealer_deals(
         config_file = tmp_path / f"{profile}-{decks}.toml"
         config_file.write_text(table_config(plan, table))
         daemon = load_config(config_file).rule_profile()
-        assert daemon == load_profile(profile, decks=decks)
+        # the daemon's rounds open by the shoe's buttons (open_mode auto, resolved)
+        want = load_profile(profile, decks=decks).model_copy(update={"open_mode": "explicit"})
+        assert daemon == want
     assert "\ndecks =" not in table_config(FloorPlan(tables=1, folder=tmp_path, profile="house6"),
                                        table)
 

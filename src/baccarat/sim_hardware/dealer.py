@@ -202,8 +202,7 @@ class Dealer:
             yield from self._shoe_burn()
         rounds_left: int | None = None  # counted down once the cut card is out
         round_no = 1
-        # a round takes at most six cards, its burn, and one more if the dealer errs
-        while self.remaining > ROUND_MAX_CARDS + self.round_burn and rounds_left != 0:
+        while self.remaining >= ROUND_MAX_CARDS + self.round_burn and rounds_left != 0:
             mistake = first_mistake if round_no == 1 else self._mistake_for(round_no)
             yield from self._round(round_no, mistake)
             if rounds_left is not None:
@@ -350,4 +349,6 @@ class Dealer:
             mistakes.remove("wrong_declare")
         if not self.round_burn and round_no != 1:
             mistakes.remove("skipped_burn")
+        if self.remaining <= ROUND_MAX_CARDS + self.round_burn:
+            mistakes.remove("extra_card")  # no card left for it after a six-card round
         return mistakes

@@ -1,0 +1,118 @@
+"""What really happened on a simulated table, and a pit boss who settles alarms late.
+
+Shared by the engine-level property test (``tests/controller/engine/test_dealer_and_slow_pit.py``)
+and the end-to-end one through the real daemon (``tests/drivers/test_board_shows_the_table.py``).
+Bodies are the published JSON objects (dicts), as a board receives them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from baccarat.drivers.events import CardDrawn
+from baccarat.rules.tableau import winner
+from baccarat.sim_hardware.dealer import Step
+
+HANDS = ("P1", "B1", "P2", "B2", "P3", "B3")
+BURNABLE = frozenset({"extra_card", "card_before_open", "open_in_round", "unreadable_card"})
+Body = dict[str, Any]
+
+
+def dealt_rounds(steps: Iterable[Step]) -> dict[int, tuple[list[str], list[str]]]:
+    """The dealer's rounds: number -> (player's cards, banker's cards), as he dealt them."""
+    hands: dict[int, dict[str, str]] = {}
+    for step in steps:
+        if step.role in HANDS and isinstance(step.event, CardDrawn):
+            hands.setdefault(step.round_no, {})[step.role] = step.event.card.code
+    return {
+        number: ([h[p] for p in HANDS if p in h and p[0] == "P"],
+                 [h[p] for p in HANDS if p in h and p[0] == "B"])
+        for number, h in hands.items()
+    }
+
+
+def correction(alarm: Body, rounds: dict[int, Body]) -> list[tuple[str, bytes]]:
+    """The commands a pit boss who has looked at the table sends for ``alarm``.
+
+    Cards held aside are burned, one command each, by the alarm's id (an extra card, a
+    card before open, the cards before an ``open`` pressed in a round). A foreign card in
+    a round is never replaced by the simulated dealer, so the cards after it are in the
+    wrong places: the round is voided; and so is a round with a card missing. A wrong
+    declared result is declared again as the cards show it (the round's latest ``round``
+    body). ``burn_incomplete`` is the dealer's to settle: he burns on.
+    """
+    kind = alarm["kind"]
+    held = int(alarm.get("count") or 1)
+    if kind == "foreign_card" and alarm.get("round") is not None:
+        return [("void", json.dumps({"reason": "foreign card not replaced"}).encode())]
+    if kind in BURNABLE or kind == "foreign_card":
+        return [("accept_as_burn", json.dumps({"alarm": alarm["id"]}).encode())] * held
+    if kind == "missing_card":
+        return [("void", json.dumps({"reason": "a card was missing"}).encode())]
+    if kind == "result_mismatch" and alarm.get("round") in rounds:
+        shown = rounds[alarm["round"]]
+        player, banker = shown.get("player_total"), shown.get("banker_total")
+        if player is None or banker is None:
+            return []
+        return [("declare", json.dumps({"winner": winner(player, banker)}).encode())]
+    return []
+
+
+def standing_results(bodies: Iterable[Body]) -> list[Body]:
+    """Every ``result`` not voided afterwards, each once (by ``seq``)."""
+    bodies = list(bodies)
+    voided = {b["round_id"] for b in bodies if b.get("type") == "void"}
+    by_seq = {b["seq"]: b for b in bodies if b.get("type") == "result"}
+    return [b for _, b in sorted(by_seq.items()) if b["round_id"] not in voided]
+
+
+def check(
+    bodies: Sequence[Body],
+    steps: Sequence[Step],
+    mistakes_made: Sequence[tuple[int, str]],
+    *,
+    pausing: bool,
+) -> int:
+    """Assert what the board shows is what happened; return the results checked.
+
+    Every result published and not voided has the cards of a round the dealer dealt, and
+    no round of his is published twice. With a dealer who pauses on alarms, every round he
+    dealt without a mistake (an extra card after it and a wrong declare are outside its
+    cards) is published, unless one of its cards went to the discard or is the shoe's
+    copy of a card a "foreign" mistake had already brought in.
+
+    The one named risk (README, "Rule profiles"): a round burn card the dealer skips leaves
+    no trace in the cards, and that round is dealt one card off.
+    """
+    dealt = dealt_rounds(steps)
+    real = {(tuple(p), tuple(b)): number for number, (p, b) in dealt.items()}
+    mistakes: dict[int, set[str]] = {}
+    for number, mistake in mistakes_made:
+        mistakes.setdefault(number, set()).add(mistake)
+    unburned = [set(p + b) for n, (p, b) in dealt.items() if "skipped_burn" in mistakes.get(n, ())]
+    matched: list[int] = []
+    results = standing_results(bodies)
+    for result in results:
+        hands = (tuple(result["player"]["cards"]), tuple(result["banker"]["cards"]))
+        if hands not in real and any({*hands[0], *hands[1]} <= cards for cards in unburned):
+            continue
+        assert hands in real, (
+            f"round {result['round']} published {result['winner']} with {hands}: no round "
+            f"on the table had these cards (the dealer's mistakes: {mistakes})"
+        )
+        matched.append(real[hands])
+    assert len(matched) == len(set(matched)), "one round of the table published twice"
+    if pausing:
+        burned = {b["card"] for b in bodies if b.get("type") == "card" and b["position"] == "burn"}
+        foreign = {s.event.card.code for s in steps
+                   if s.mistake == "foreign_card" and isinstance(s.event, CardDrawn)}
+        for number, (player, banker) in dealt.items():
+            clean = mistakes.get(number, set()) <= {"extra_card", "wrong_declare"}
+            if clean and player and banker and not (burned | foreign) & {*player, *banker}:
+                assert number in matched, (
+                    f"the dealer's round {number} ({player} {banker}) was dealt without a "
+                    f"mistake and is lost (the dealer's mistakes: {mistakes})"
+                )
+    return len(results)

@@ -48,7 +48,9 @@ MISTAKES: Final[dict[int, Mistake]] = {
     22: "extra_card",
 }
 """Round number -> the dealer's mistake in that round."""
-BURNABLE: Final = frozenset({"extra_card", "foreign_card", "unreadable_card", "card_before_open"})
+BURNABLE: Final = frozenset(
+    {"extra_card", "foreign_card", "unreadable_card", "card_before_open", "open_in_round"}
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -179,7 +181,9 @@ class Pit:
 
     async def _settle(self, client: aiomqtt.Client, alarm: dict[str, Any]) -> None:
         if alarm["kind"] in BURNABLE:
-            await client.publish(f"{self.base}/cmd/accept_as_burn", b"{}", qos=1)
+            body = json.dumps({"alarm": alarm["id"]}).encode()  # this alarm's card, not another's
+            for _ in range(alarm.get("count") or 1):
+                await client.publish(f"{self.base}/cmd/accept_as_burn", body, qos=1)
         elif alarm["kind"] == "missing_card":
             # The simulated dealer never goes back for a card: the pit voids the round.
             body = json.dumps({"reason": "pit: a card was missing"}).encode()

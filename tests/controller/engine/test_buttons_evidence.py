@@ -5,6 +5,7 @@ Each of these shifted a round, or lost a press, before.
 
 from __future__ import annotations
 
+from baccarat.controller.config import Config
 from support.tables import Table, of
 
 STAND = ("7S", "6H", "KS", "KH")  # Player 7, Banker 6: both stand, player wins
@@ -199,3 +200,43 @@ def test_accept_as_burn_of_one_alarm_leaves_another_alarms_card_held() -> None:
     assert [(c.position, c.card) for c in of(out, "card")] == [("burn", "5D")]
     assert [a.id for a in of(out, "alarms")[-1].alarms] == [foreign.id]
     assert "#99 is not open" in table.refused("accept_as_burn 99")
+
+
+# ---------------------------------------------------------------- implicit mode's blind spot
+
+
+def test_a_line_shoe_cannot_tell_an_extra_card_from_the_next_rounds_first() -> None:
+    """The README's named risk, pinned: with no button, the extra card opens the next round.
+
+    A line shoe's table runs implicit (``auto``). The extra card 4D after round 1 becomes
+    round 2's P1 with no alarm, and round 2 is published one card off. This test is here
+    so that a change which makes it worse (or better) is seen and the README said again.
+    """
+    config = Config(table="T1", device={"kind": "serial", "path": "/dev/null",
+                                        "protocol": "line"}, rules={"burn": "none"})
+    table = Table("macau", **config.rules, open_mode=config.rule_profile().open_mode)
+    assert "cards only" in config.open_mode_reason()
+    table.do("shoe", *STAND, "4D", *NEXT)
+    assert of(table.log, "alarm") == []
+    assert results(table) == [
+        (1, "player", ["7S", "KS"], ["6H", "KH"]),
+        (2, "banker", ["4D", "2C"], ["9D", "QH"]),  # his round was 9D QH / 2C 5S: player
+    ]
+    rnd = of(table.log, "round")[-1]
+    assert (rnd.round, rnd.cards[-1].card) == (3, "5S")  # and the shift goes on
+
+
+def test_the_open_mode_and_why_as_the_daemon_logs_it() -> None:
+    def reason(protocol: str | None, **rules: str) -> str:
+        device = ({"kind": "none"} if protocol is None
+                  else {"kind": "serial", "path": "/dev/null", "protocol": protocol})
+        return Config(table="T1", device=device, rules=rules).open_mode_reason()
+
+    assert reason("framed") == (
+        "rounds open on the dealer's 'open' (open_mode explicit): "
+        "the framed device sends the dealer's buttons"
+    )
+    assert reason("line").startswith("rounds open with their first card (open_mode implicit)")
+    assert "no device" in reason(None)
+    assert reason("framed", open_mode="implicit").endswith("as the configuration sets it")
+    assert reason("line", open_mode="explicit").startswith("rounds open on the dealer's 'open'")

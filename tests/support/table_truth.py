@@ -80,8 +80,8 @@ def check(
     Every result published and not voided has the cards of a round the dealer dealt, and
     no round of his is published twice. With a dealer who pauses on alarms, every round he
     dealt without a mistake (an extra card after it and a wrong declare are outside its
-    cards) is published, unless one of its cards went to the discard or is the shoe's
-    copy of a card a "foreign" mistake had already brought in.
+    cards) is published, unless one of its cards went to the discard, is the shoe's copy of
+    a card a "foreign" mistake had already brought in, or came after the shoe had ended.
 
     The one named risk (README, "Rule profiles"): a round burn card the dealer skips leaves
     no trace in the cards, and that round is dealt one card off.
@@ -108,9 +108,13 @@ def check(
         burned = {b["card"] for b in bodies if b.get("type") == "card" and b["position"] == "burn"}
         foreign = {s.event.card.code for s in steps
                    if s.mistake == "foreign_card" and isinstance(s.event, CardDrawn)}
+        # after a shifted cut-card round (the named risk) the shoe may end a round early
+        after_end = {b["card"] for b in bodies
+                     if b.get("type") == "alarm" and b["kind"] == "shoe_closed"}
         for number, (player, banker) in dealt.items():
             clean = mistakes.get(number, set()) <= {"extra_card", "wrong_declare"}
-            if clean and player and banker and not (burned | foreign) & {*player, *banker}:
+            spoiled = (burned | foreign | after_end) & {*player, *banker}
+            if clean and player and banker and not spoiled:
                 assert number in matched, (
                     f"the dealer's round {number} ({player} {banker}) was dealt without a "
                     f"mistake and is lost (the dealer's mistakes: {mistakes})"

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from baccarat.floor.store import open_store
+from pit.history_support import EXAMPLE_ACL, USERS, basic
+from support.mosquitto import Mosquitto
 
 START_WAIT = 20.0  # seconds for the process to say where it serves, on a loaded machine
 
@@ -35,9 +37,10 @@ def address(process: subprocess.Popen[str]) -> str:
     raise AssertionError("baccarat pit never said where it serves")
 
 
-def get(url: str) -> tuple[int, bytes]:
+def get(url: str, headers: dict[str, str] | None = None) -> tuple[int, bytes]:
     try:
-        with urllib.request.urlopen(url, timeout=10) as response:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers or {}),
+                                    timeout=10) as response:
             return response.status, response.read()
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read()
@@ -80,10 +83,15 @@ def test_the_console_the_board_and_mqtt_js_are_served(tmp_path: Path) -> None:
          "cannot read the board's password"),
         (["--web", "0", "--db", "/nonexistent/floor.db"],
          "history database: cannot open /nonexistent/floor.db: no such database file"),
+        (["--web", "0", "--db", "{db}"], "--db needs --history-acl FILE: who may read the history"),
+        (["--web", "0", "--db", "{db}", "--history-acl", "/nonexistent/acl"],
+         "cannot read the history ACL /nonexistent/acl"),
     ],
 )
-def test_bad_arguments_are_said_plainly(args: list[str], said: str) -> None:
-    process = baccarat_pit(*args)
+def test_bad_arguments_are_said_plainly(args: list[str], said: str, tmp_path: Path) -> None:
+    db = tmp_path / "floor.db"
+    open_store(str(db)).close()
+    process = baccarat_pit(*(arg.replace("{db}", str(db)) for arg in args))
     _out, err = process.communicate(timeout=30)
     assert process.returncode == 2
     assert said in err
@@ -102,19 +110,38 @@ def test_a_taken_port_is_said_plainly() -> None:
         first.wait(timeout=10)
 
 
-def test_with_db_the_history_is_served_from_the_recorders_database(tmp_path: Path) -> None:
+def test_with_db_the_history_is_served_to_a_logged_in_reader_and_logged(
+    tmp_path: Path, broker: Mosquitto
+) -> None:
     db = tmp_path / "floor.db"
     open_store(str(db)).close()  # as the recorder makes it
-    process = baccarat_pit("--web", "0", "--db", str(db))
+    audit = tmp_path / "history.log"
+    process = baccarat_pit(
+        "--web", "0", "--db", str(db), "--history-acl", str(EXAMPLE_ACL),
+        "--broker", broker.host, "--ws-port", str(broker.websockets_port),
+        "--history-log", str(audit),
+    )
     try:
         url = address(process)
-        status, body = get(url + "history.json?table=T07&limit=0")
+        assert get(url + "history.json?table=T07&limit=0")[0] == 401
+        login = urllib.request.Request(
+            url + "history/login", method="POST", headers=basic("pit-ana", USERS["pit-ana"])
+        )
+        with urllib.request.urlopen(login, timeout=10) as response:
+            token = json.loads(response.read())["token"]
+        bearer = {"Authorization": f"Bearer {token}"}
+        status, body = get(url + "history.json?table=T07&limit=0", bearer)
         assert status == 200
         assert json.loads(body)["shoes"] == []  # the recorder has stored nothing yet
-        assert get(url + "history.json?table=T07&shoe=x")[0] == 400
+        assert get(url + "history.json?table=T07&shoe=x", bearer)[0] == 400
     finally:
         process.terminate()
         process.wait(timeout=10)
+    logged = audit.read_text()
+    assert "history login: operator=pit-ana client=127.0.0.1 status=200" in logged
+    assert "history read: operator=pit-ana client=127.0.0.1 table=T07 shoe=- since=- until=-" \
+        " format=json limit=0 rounds=0 status=200" in logged
+    assert USERS["pit-ana"] not in logged
 
 
 def test_without_db_the_history_is_not_configured() -> None:

@@ -2,8 +2,10 @@
 
 A real :class:`PitServer` on a free port, asked over real HTTP, reading a real SQLite file
 or PostgreSQL database (a private cluster) filled through the recorder's own
-:class:`Store`. The end-to-end test with the recorder, a daemon and Chromium is in
-``test_pit_history_e2e.py``.
+:class:`Store`, its readers logged in against a real mosquitto with the example's
+accounts and ACL (examples/mosquitto/acl, also the history's ACL). The logins, read
+rights, the log of reads and the bad input are in ``test_pit_history_access.py``; the
+end-to-end test with the recorder, a daemon and Chromium is in ``test_pit_history_e2e.py``.
 """
 
 from __future__ import annotations
@@ -15,77 +17,28 @@ import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 from urllib.parse import quote
 
 import psycopg
 import pytest
 
 from baccarat.boards.web_server import page_config
-from baccarat.floor.store import Received, open_store
+from baccarat.floor.store import open_store
 from baccarat.pit.history import MAX_ROUNDS
 from baccarat.pit.server import PitServer
+from pit.history_support import a_shoe, fill, history_server, http_get, log_in
+from support.mosquitto import Mosquitto
 
 CONFIG = page_config("127.0.0.1", 9001, None, "baccarat")
 
 
-def message(
-    table: str, seq: int, type_: str, shoe: int, rnd: int | None, **fields: Any
-) -> Received:
-    body = {"schema": 1, "type": type_, "seq": seq, "ts": 1_764_600_000.0 + seq, "shoe": shoe,
-            "table": table, **({} if rnd is None else {"round": rnd}), **fields}
-    return Received(table, f"baccarat/{table}/{type_}", body, json.dumps(body), 1.0)
-
-
-def a_shoe(table: str, shoe: int, first_seq: int, rounds: int) -> list[Received]:
-    """A shoe as the controller publishes it: each round's cards and result.
-
-    Round 2 has a wrong declaration, settled from the pit by pit-ana.
-    """
-    seq = first_seq
-    out = [message(table, seq, "shoe", shoe, None, phase="dealing")]
-    for rnd in range(1, rounds + 1):
-        for position, code in (("P1", "9S"), ("B1", "2H"), ("P2", "KD"), ("B2", "3C")):
-            seq += 1
-            out.append(message(table, seq, "card", shoe, rnd, position=position, card=code))
-        if rnd == 2:
-            seq += 1
-            out.append(message(table, seq, "alarm", shoe, rnd, id=7, kind="result_mismatch"))
-            seq += 1
-            out.append(message(table, seq, "alarm_cleared", shoe, rnd, id=7,
-                               kind="result_mismatch", by="declare", origin="pit/pit-ana"))
-        seq += 1
-        out.append(message(table, seq, "result", shoe, rnd, round_id=f"{table}-{shoe}-{rnd}",
-                           winner="player", player={"total": 9}, banker={"total": 5}))
-    return out
-
-
-def fill(db: str) -> None:
-    store = open_store(db)
-    try:
-        store.add(a_shoe("T07", 1, 1, 3) + a_shoe("T07", 2, 100, 2) + a_shoe("T08", 1, 1, 1))
-    finally:
-        store.close()
-
-
-async def http_get(server: PitServer, target: str) -> tuple[int, str, bytes]:
-    """Status, Content-Type and body of ``GET target``, over a real connection."""
-    reader, writer = await asyncio.open_connection(server.host, server.port)
-    writer.write(f"GET {target} HTTP/1.1\r\nHost: pit\r\n\r\n".encode())
-    await writer.drain()
-    raw = await reader.read()
-    writer.close()
-    await writer.wait_closed()
-    head, _, body = raw.partition(b"\r\n\r\n")
-    lines = head.decode("latin-1").split("\r\n")
-    headers = dict(line.split(": ", 1) for line in lines[1:])
-    return int(lines[0].split()[1]), headers["Content-Type"], body
-
-
 @pytest.fixture
-async def server(db_url: str) -> AsyncIterator[PitServer]:
+async def server(db_url: str, broker: Mosquitto) -> AsyncIterator[PitServer]:
+    """A console on a filled database, pit-ana logged in (``reader_headers``)."""
     fill(db_url)
-    async with PitServer(CONFIG, CONFIG, db=db_url) as started:
+    async with history_server(broker, db_url) as started:
+        assert isinstance(started, PitServer)
+        started.reader_headers = await log_in(started, "pit-ana", "ana-secret")  # type: ignore[attr-defined]
         yield started
 
 
@@ -168,23 +121,33 @@ async def test_without_a_database_the_history_says_it_is_not_configured() -> Non
     }
 
 
-async def test_a_database_that_cannot_be_read_is_503_with_the_reason(tmp_path: Path) -> None:
+async def test_a_database_that_cannot_be_read_is_503_with_the_reason(
+    tmp_path: Path, broker: Mosquitto
+) -> None:
     broken = tmp_path / "broken.db"
     broken.write_bytes(b"this is not a SQLite file" * 100)
-    async with PitServer(CONFIG, CONFIG, db=str(broken)) as server:
-        status, _, body = await http_get(server, "/history.json?table=T07")
+    async with history_server(broker, str(broken)) as server:
+        assert isinstance(server, PitServer)
+        ana = await log_in(server, "pit-ana", "ana-secret")
+        status, _, body = await http_get(server, "/history.json?table=T07", ana)
     assert status == 503
     assert json.loads(body)["error"].startswith(f"history database: cannot open {broken}: ")
 
 
 @pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
-async def test_a_slow_database_never_holds_up_the_consoles_files(db_url: str) -> None:
+async def test_a_slow_database_never_holds_up_the_consoles_files(
+    db_url: str, broker: Mosquitto
+) -> None:
     """A history read that waits on a lock the database holds does not stop the page."""
     fill(db_url)
-    async with PitServer(CONFIG, CONFIG, db=db_url) as server:
+    async with history_server(broker, db_url) as server:
+        assert isinstance(server, PitServer)
+        ana = await log_in(server, "pit-ana", "ana-secret")
         with psycopg.connect(db_url) as locker:
             locker.execute("LOCK TABLE messages IN ACCESS EXCLUSIVE MODE")
-            history = asyncio.create_task(http_get(server, "/history.json?table=T07&shoe=1"))
+            history = asyncio.create_task(
+                http_get(server, "/history.json?table=T07&shoe=1", ana)
+            )
             await asyncio.sleep(1.0)
             assert not history.done()  # the read waits on the lock ...
             started = time.monotonic()
@@ -213,7 +176,11 @@ def test_the_shoes_listed_are_the_newest(db_url: str) -> None:
 
 async def test_head_answers_like_get_without_the_body(server: PitServer) -> None:
     reader, writer = await asyncio.open_connection(server.host, server.port)
-    writer.write(b"HEAD /history.json?table=T07&shoe=x HTTP/1.1\r\nHost: pit\r\n\r\n")
+    cookie = server.reader_headers["Cookie"]  # type: ignore[attr-defined]
+    writer.write(
+        f"HEAD /history.json?table=T07&shoe=x HTTP/1.1\r\nHost: pit\r\nCookie: {cookie}\r\n\r\n"
+        .encode()
+    )
     await writer.drain()
     raw = await reader.read()
     writer.close()
@@ -224,7 +191,7 @@ async def test_head_answers_like_get_without_the_body(server: PitServer) -> None
 
 
 @pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
-async def test_a_read_only_database_account_is_enough(db_url: str) -> None:
+async def test_a_read_only_database_account_is_enough(db_url: str, broker: Mosquitto) -> None:
     """The pit reads with an account that may only SELECT: it creates nothing."""
     fill(db_url)
     role = "pit_reader_" + db_url.rsplit("/", 1)[1]  # roles are the cluster's: one per database
@@ -233,16 +200,22 @@ async def test_a_read_only_database_account_is_enough(db_url: str) -> None:
         db.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {role}")
     reader = db_url.replace("://baccarat@", f"://{role}@")
     assert reader != db_url
-    async with PitServer(CONFIG, CONFIG, db=reader) as server:
-        status, _, body = await http_get(server, "/history.json?table=T07&shoe=2")
+    async with history_server(broker, reader) as server:
+        assert isinstance(server, PitServer)
+        ana = await log_in(server, "pit-ana", "ana-secret")
+        status, _, body = await http_get(server, "/history.json?table=T07&shoe=2", ana)
     assert status == 200
     assert [r["round"] for r in json.loads(body)["rounds"]] == [1, 2]
 
 
-async def test_a_missing_sqlite_file_is_said_and_never_made(tmp_path: Path) -> None:
+async def test_a_missing_sqlite_file_is_said_and_never_made(
+    tmp_path: Path, broker: Mosquitto
+) -> None:
     missing = tmp_path / "not-yet.db"
-    async with PitServer(CONFIG, CONFIG, db=str(missing)) as server:
-        status, _, body = await http_get(server, "/history.json?table=T07")
+    async with history_server(broker, str(missing)) as server:
+        assert isinstance(server, PitServer)
+        ana = await log_in(server, "pit-ana", "ana-secret")
+        status, _, body = await http_get(server, "/history.json?table=T07", ana)
     assert status == 503
     assert json.loads(body)["error"] == (
         f"history database: cannot open {missing}: no such database file (the recorder makes it)"

@@ -5,7 +5,8 @@ PostgreSQL cluster), a real daemon reading a virtual framed shoe from the simula
 dealer, who declares the wrong winner in round 2; the alarm is settled by a command in
 the operator form (``baccarat/T1/cmd/declare/pit-ana``) from a client. Then the console's
 ``/history.json`` over HTTP gives the rounds ``baccarat history --db`` gives (JSON and
-CSV), and the page's History view in Chromium shows them, with who settled the alarm.
+CSV) to a reader logged in with their broker account, and the page's History view in
+Chromium, after the operator's login, shows them, with who settled the alarm.
 """
 
 from __future__ import annotations
@@ -28,12 +29,15 @@ import pytest
 from baccarat.boards.web_server import page_config
 from baccarat.drivers.events import CardDrawn
 from baccarat.floor.store import open_store
+from baccarat.pit.access import BrokerLogin, ReadAcl
+from baccarat.pit.history import HistoryAccess
 from baccarat.pit.server import PitServer
 from baccarat.rules.tableau import total, winner
 from baccarat.sim_hardware.dealer import Dealer, Step
 from baccarat.sim_hardware.virtual_shoe import VirtualShoe
 from boards.chromium_cdp import Chromium
 from boards.web_pages import in_chromium
+from pit.history_support import basic
 from support.daemon import Daemon, Recorder
 from support.mosquitto import Mosquitto, MosquittoFactory, _die_with_parent
 
@@ -43,6 +47,14 @@ DECKS = 2  # a whole shoe of about 20 rounds, in a test's time
 PACE = 0.01  # seconds between the dealer's events
 WAIT = 60.0  # seconds for the recorder, a daemon or the page on a loaded machine
 SETTLED = "settled by declare (pit/pit-ana)"
+PASSWORD = "ana-secret"  # the test broker's
+ACL = """# the table's daemon, the recorder and the test's own clients log in anonymously
+topic readwrite baccarat/#
+
+user pit-ana
+topic read baccarat/#
+topic write baccarat/+/cmd/+/pit-ana
+"""
 
 
 class RecorderProcess:
@@ -100,10 +112,19 @@ def cli_history(db: str, *args: str) -> str:
     ).stdout
 
 
-def http_get(url: str) -> bytes:
-    with urllib.request.urlopen(url, timeout=30) as response:
-        body: bytes = response.read()
+def http_get(url: str, headers: dict[str, str]) -> bytes:
+    with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=30) as got:
+        body: bytes = got.read()
         return body
+
+
+def history_login(url: str) -> dict[str, str]:
+    """The Bearer header of pit-ana's history login, as a script gets it."""
+    login = urllib.request.Request(
+        url + "history/login", method="POST", headers=basic("pit-ana", PASSWORD)
+    )
+    with urllib.request.urlopen(login, timeout=30) as response:
+        return {"Authorization": f"Bearer {json.loads(response.read())['token']}"}
 
 
 @pytest.fixture
@@ -111,7 +132,7 @@ async def dealt(
     tmp_path: Path, mosquitto_factory: MosquittoFactory, db_url: str
 ) -> AsyncIterator[Mosquitto]:
     """A whole shoe dealt at T1 and recorded, its round 2 alarm settled by pit-ana."""
-    broker = mosquitto_factory(websockets=True)
+    broker = mosquitto_factory(websockets=True, users={"pit-ana": PASSWORD}, acl=ACL)
     recorder = RecorderProcess(tmp_path, broker, db_url)
     try:
         await asyncio.to_thread(recorder.wait_recording)
@@ -169,11 +190,16 @@ async def test_the_history_view_reads_what_the_recorder_stored(
     expected = list(csv.DictReader(io.StringIO(expected_csv)))
     assert len(expected) > 10  # a whole shoe
     assert sum(SETTLED in row["alarms"] for row in expected) == 1
-    async with PitServer(console, console, db=db_url) as server:
+    acl = tmp_path / "acl"
+    acl.write_text(ACL)
+    access = HistoryAccess(BrokerLogin(broker.host, broker.websockets_port), ReadAcl(acl),
+                           "baccarat")
+    async with PitServer(console, console, db=db_url, access=access) as server:
         query = f"{server.url}history.json?table=T1&shoe=1"
-        got_csv = await asyncio.to_thread(http_get, query + "&format=csv")
+        reader = await asyncio.to_thread(history_login, server.url)
+        got_csv = await asyncio.to_thread(http_get, query + "&format=csv", reader)
         assert got_csv.decode() == expected_csv
-        found = json.loads(await asyncio.to_thread(http_get, query))
+        found = json.loads(await asyncio.to_thread(http_get, query, reader))
         assert [
             {
                 **{key: str(value) for key, value in rnd.items()
@@ -192,7 +218,7 @@ async def test_the_history_view_reads_what_the_recorder_stored(
             await page.wait_for("document.body.dataset.ready === 'true'", limit=WAIT)
             await page.evaluate(
                 "document.getElementById('username').value = 'pit-ana';"
-                "document.getElementById('password').value = 'any';"
+                f"document.getElementById('password').value = '{PASSWORD}';"
                 "document.getElementById('login-button').click(); true"
             )
             history = "document.querySelector('.table-card[data-table=T1] .history-link')"

@@ -58,7 +58,8 @@ SECURITY_HEADERS: Final = (
     ),
 )
 REASONS: Final = {
-    200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed",
+    200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
+    405: "Method Not Allowed", 429: "Too Many Requests", 500: "Internal Server Error",
     503: "Service Unavailable",
 }
 
@@ -146,12 +147,24 @@ def _is_loopback(host: str) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
+class Request:
+    """One request's line and headers (names in lower case), and the client's address."""
+
+    method: str
+    target: str
+    headers: dict[str, str] = field(default_factory=dict)
+    client: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Response:
     """A complete HTTP response, before the headers are written."""
 
     status: int
     body: bytes = b""
     content_type: str = "text/plain; charset=utf-8"
+    headers: tuple[tuple[str, str], ...] = ()
+    """More headers (``Set-Cookie``, ``WWW-Authenticate``, ``Retry-After``)."""
 
 
 def load_files(root: Path = WEB_ROOT) -> dict[str, tuple[bytes, str]]:
@@ -249,23 +262,21 @@ class WebBoardServer:
         body, kind = found
         return Response(200, body, kind)
 
-    async def answer(self, method: str, target: str) -> Response:
+    async def answer(self, request: Request) -> Response:
         """The response to a request; a subclass may await here (the files never do)."""
-        return self.respond(method, target)
+        return self.respond(request.method, request.target)
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._clients.add(writer)
         try:
             async with asyncio.timeout(REQUEST_TIMEOUT):
                 head = await reader.readuntil(b"\r\n\r\n")
-            method, target = _request_line(head)
+            request = _request(head, _peer(writer))
             response = (
-                Response(400, b"bad request\n")
-                if method is None
-                else await self.answer(method, target)
+                Response(400, b"bad request\n") if request is None else await self.answer(request)
             )
             writer.write(_head(response))
-            if method != "HEAD":
+            if request is None or request.method != "HEAD":
                 writer.write(response.body)
             await writer.drain()
         except (TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
@@ -279,14 +290,24 @@ class WebBoardServer:
                 await writer.wait_closed()
 
 
-def _request_line(head: bytes) -> tuple[str | None, str]:
+def _request(head: bytes, client: str) -> Request | None:
     if len(head) > MAX_HEADER_BYTES:
-        return None, ""
-    line = head.split(b"\r\n", 1)[0].decode("latin-1")
+        return None
+    line, *fields = head.decode("latin-1").removesuffix("\r\n\r\n").split("\r\n")
     parts = line.split(" ")
     if len(parts) != 3 or not parts[2].startswith("HTTP/1.") or not parts[1].startswith("/"):
-        return None, ""
-    return parts[0], parts[1]
+        return None
+    headers: dict[str, str] = {}
+    for text in fields:
+        name, colon, value = text.partition(":")
+        if colon:
+            headers.setdefault(name.strip().lower(), value.strip())
+    return Request(parts[0], parts[1], headers, client)
+
+
+def _peer(writer: asyncio.StreamWriter) -> str:
+    peer = writer.get_extra_info("peername")
+    return str(peer[0]) if isinstance(peer, tuple) and peer else ""
 
 
 def _head(response: Response) -> bytes:
@@ -295,7 +316,7 @@ def _head(response: Response) -> bytes:
         f"Content-Type: {response.content_type}",
         f"Content-Length: {len(response.body)}",
         "Connection: close",
-        *(f"{name}: {value}" for name, value in SECURITY_HEADERS),
+        *(f"{name}: {value}" for name, value in (*response.headers, *SECURITY_HEADERS)),
     ]
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 

@@ -5,16 +5,24 @@ with the operator's own account, typed in the page, and shows every table under
 ``{prefix}/+/``. The server only hands out files; it serves the web board too, under
 ``/board/``, for a table's live board, logged in with ``--board-username`` (a read-only
 account for the pit's screen). With ``--db`` (the floor recorder's database) it also
-answers the page's history view (``/history.json``, :mod:`baccarat.pit.history`).
+answers the page's history view (``/history.json``, :mod:`baccarat.pit.history`) for
+operators who logged in with their broker account (checked by the broker over its
+WebSocket listener) and whom ``--history-acl`` (the broker's ACL file, or one in its
+syntax) lets read the table's ``result`` topic; every read is logged on ``baccarat.pit``
+(and appended to ``--history-log``).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
+import os
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from baccarat import logs
 from baccarat.boards.feed import parse_broker
 from baccarat.boards.web_server import DEFAULT_WS_PORT, PASSWORD_ENV, board_password
 
@@ -53,12 +61,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--db", metavar="URL",
         help="the floor recorder's database for the history view: PATH or postgresql://...",
     )
+    parser.add_argument(
+        "--history-acl", metavar="FILE", type=Path,
+        help="who may read the history (required with --db): the broker's ACL file, or one"
+        " in its syntax; an account may read a table's history if it may read"
+        " PREFIX/TABLE/result",
+    )
+    parser.add_argument(
+        "--history-log", metavar="FILE", type=Path,
+        help="also append every history login and read (the baccarat.pit log lines) here",
+    )
+    parser.add_argument("--log-level", default="INFO")
+    parser.add_argument("--log-format", choices=logs.FORMATS,
+                        default=os.environ.get("BACCARAT_LOG_FORMAT", "text"))
 
 
 def run(args: argparse.Namespace) -> int:
     """Serve the console until interrupted; 2 if an argument is wrong or the port taken."""
     from baccarat.boards.web_server import page_config
+    from baccarat.pit.access import AclError, BrokerLogin, ReadAcl
+    from baccarat.pit.history import HistoryAccess
     from baccarat.pit.server import PitServer
+
+    logs.configure(args.log_level, args.log_format)
 
     try:
         host, _port = parse_broker(args.broker)
@@ -74,16 +99,39 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"baccarat pit: cannot read the board's password: {exc}", file=sys.stderr)
         return 2
-    if args.db is not None and (problem := check_database(args.db)) is not None:
-        print(f"baccarat pit: {problem}", file=sys.stderr)
-        return 2
+    access = None
+    if args.db is not None:
+        if (problem := check_database(args.db)) is not None:
+            print(f"baccarat pit: {problem}", file=sys.stderr)
+            return 2
+        if args.history_acl is None:
+            print("baccarat pit: --db needs --history-acl FILE: who may read the history",
+                  file=sys.stderr)
+            return 2
+        acl = ReadAcl(args.history_acl)
+        try:
+            acl.rules()
+        except AclError as exc:
+            print(f"baccarat pit: {exc}", file=sys.stderr)
+            return 2
+        access = HistoryAccess(BrokerLogin(host, args.ws_port), acl, args.prefix)
+    if args.history_log is not None:
+        try:
+            audit_file = logging.FileHandler(args.history_log, encoding="utf-8")
+        except OSError as exc:
+            print(f"baccarat pit: cannot open --history-log: {exc}", file=sys.stderr)
+            return 2
+        audit_file.setFormatter(logs.TimestampFormatter())
+        logging.getLogger("baccarat.pit").addHandler(audit_file)
     console = page_config(host, args.ws_port, None, args.prefix)
     board = page_config(
         host, args.ws_port, None, args.prefix,
         username=args.board_username,
         password=password if args.board_username else None,
     )
-    server = PitServer(console, board, host=args.web_host, port=args.web, db=args.db)
+    server = PitServer(
+        console, board, host=args.web_host, port=args.web, db=args.db, access=access
+    )
     try:
         asyncio.run(serve(server))
     except OSError as exc:

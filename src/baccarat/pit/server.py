@@ -12,11 +12,17 @@ It serves, from memory:
   with its own ``/board/config.json`` naming the pit screen's read-only account, if given;
 * ``/vendor/``: the board's vendored MQTT.js, which the console imports too;
 * ``/history.json``: the history view's rounds, read from the floor recorder's database
-  (:mod:`baccarat.pit.history`; "not configured" without one).
+  (:mod:`baccarat.pit.history`; "not configured" without one), for an operator logged in
+  with ``POST /history/login`` (their broker account, checked by the broker:
+  :mod:`baccarat.pit.access`; ``POST /history/logout`` forgets the login).
+
+An answer that fails for any reason is a 500 with a JSON reason and one log line, never a
+dropped connection.
 """
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Final
 from urllib.parse import urlsplit
@@ -26,11 +32,21 @@ from baccarat.boards.web_server import (
     CONTENT_TYPES,
     WEB_ROOT,
     PageConfig,
+    Request,
     Response,
     WebBoardServer,
     load_files,
 )
-from baccarat.pit.history import HISTORY_PATH, History
+from baccarat.pit.history import (
+    HISTORY_PATH,
+    LOGIN_PATH,
+    LOGOUT_PATH,
+    History,
+    HistoryAccess,
+    error,
+)
+
+log = logging.getLogger("baccarat.pit")
 
 PIT_ROOT: Final = Path(__file__).with_name("web")
 """The console's files, shipped inside the package."""
@@ -43,26 +59,45 @@ class PitServer(WebBoardServer):
 
     ``config`` is the console's (its ``table`` unused, no credentials); ``board_config``
     the board's under ``/board/``, with the read-only account the board logs in with;
-    ``db`` the floor recorder's database (a path or ``postgresql://...``) for the history.
+    ``db`` the floor recorder's database (a path or ``postgresql://...``) for the history,
+    and ``access`` who may read it (required with ``db``).
     """
 
     def __init__(
         self,
         config: PageConfig,
         board_config: PageConfig,
+        *,
         host: str = "127.0.0.1",
         port: int = 0,
         db: str | None = None,
+        access: HistoryAccess | None = None,
     ) -> None:
         super().__init__(config, host=host, port=port, root=PIT_ROOT)
         self.board_config = board_config
-        self.history = History(db)
+        self.history = History(db, access)
 
-    async def answer(self, method: str, target: str) -> Response:
-        """``/history.json`` from the database (in a worker thread); files from memory."""
-        if method in ("GET", "HEAD") and urlsplit(target).path == HISTORY_PATH:
-            return await self.history.answer(target)
-        return self.respond(method, target)
+    async def answer(self, request: Request) -> Response:
+        """The history and its login (the database in a worker thread); files from memory."""
+        try:
+            return await self._answer(request)
+        except Exception as exc:
+            log.error(  # noqa: TRY400 - one line: the reason; the traceback at debug
+                "pit console: %s %s failed: %s: %s", request.method,
+                urlsplit(request.target).path[:200], type(exc).__name__, exc,
+            )
+            log.debug("the failure", exc_info=True)
+            return error(500, f"the console failed to answer: {type(exc).__name__}")
+
+    async def _answer(self, request: Request) -> Response:
+        path = urlsplit(request.target).path
+        if path == HISTORY_PATH and request.method in ("GET", "HEAD"):
+            return await self.history.answer(request)
+        if path == LOGIN_PATH and request.method == "POST":
+            return await self.history.login(request)
+        if path == LOGOUT_PATH and request.method == "POST":
+            return self.history.logout(request)
+        return self.respond(request.method, request.target)
 
     def load(self) -> dict[str, tuple[bytes, str]]:
         """The console's files, the board's under ``/board/``, and MQTT.js under ``/vendor/``."""

@@ -2,6 +2,13 @@
 // the console's own server (GET history.json, the same rounds as `baccarat history --db`).
 // Without a database (`baccarat pit` started without --db) the server says so and so does
 // the view.
+//
+// The history needs a login of its own: at the console's login, before the page connects
+// to the broker, login() posts the operator's username and password to the console's
+// server (history/login, HTTP Basic), which checks them by logging in to the broker and
+// answers an HttpOnly cookie that every history request (and the CSV download) then
+// carries. It must come first: the broker gives each client its username as client id,
+// so the server's check would take the page's own connection if it came later.
 
 const $ = (id) => document.getElementById(id);
 
@@ -45,15 +52,46 @@ function cell(text, className = "") {
   return td;
 }
 
+/** The Authorization header of HTTP Basic for a username and password (UTF-8). */
+export function basicAuthorization(username, password) {
+  const bytes = new TextEncoder().encode(`${username}:${password}`);
+  return `Basic ${btoa(String.fromCharCode(...bytes))}`;
+}
+
 export class HistoryView {
   constructor(onClose) {
     this.table = null;
     this.shoe = null;
     this.requests = 0;
+    this.loginProblem = null; // why the history login failed, shown when the view opens
+    this.loggingOut = Promise.resolve(); // a logout's cookie clearing must not follow a login
     $("history-close").addEventListener("click", () => {
       this.close();
       onClose();
     });
+  }
+
+  /** Log in to the history with the console's account; never throws (the view says why). */
+  async login(username, password) {
+    this.loginProblem = null;
+    await this.loggingOut;
+    try {
+      const response = await fetch("history/login", {
+        method: "POST",
+        cache: "no-store",
+        headers: { Authorization: basicAuthorization(username, password) },
+      });
+      const body = await response.json().catch(() => ({}));
+      if (!response.ok) this.loginProblem = `History login refused: ${body.error || response.status}`;
+    } catch {
+      this.loginProblem = "History login: cannot reach the console's server.";
+    }
+  }
+
+  /** Forget the history login (the server drops the token, the cookie is cleared). */
+  logout() {
+    this.loginProblem = null;
+    this.loggingOut = fetch("history/logout", { method: "POST", cache: "no-store" }).catch(() => {});
   }
 
   /** Show ``table``'s history: its shoes, then the newest shoe's rounds. */
@@ -71,7 +109,8 @@ export class HistoryView {
     const found = await fetchJson(historyUrl(table));
     if (request !== this.requests) return;
     if (found.error) {
-      this.state(found.status === 404 ? "unconfigured" : "error", found.error);
+      const text = found.status === 401 && this.loginProblem ? this.loginProblem : found.error;
+      this.state({ 404: "unconfigured", 401: "login", 403: "forbidden" }[found.status] || "error", text);
       return;
     }
     if (!found.shoes.length) {

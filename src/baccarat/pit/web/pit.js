@@ -96,7 +96,7 @@ class PitConsole {
     this.setLink("login");
   }
 
-  login(username, password) {
+  async login(username, password) {
     if (!username) {
       this.loginFailed("Type your broker username.");
       return;
@@ -106,6 +106,7 @@ class PitConsole {
     $("login-error").hidden = true;
     $("login-button").disabled = true;
     this.setLink("connecting");
+    await this.history.login(username, password); // first: the broker's check takes the client id
     const client = mqtt.connect(this.config.url, {
       protocolVersion: 5,
       clientId: username, // the example broker gives each client its username as id anyway
@@ -159,6 +160,7 @@ class PitConsole {
   }
 
   logout() {
+    if (this.client) this.history.logout();
     if (this.client) this.client.end(true);
     this.client = null;
     this.mayCommand = null;

@@ -29,18 +29,27 @@ import pytest
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
+from baccarat.boards.accept import TOPIC_TYPES
+from baccarat.boards.feed import receive
+from baccarat.boards.state import BoardState
 from baccarat.floor.store import open_store
 from baccarat.sim_hardware.dealer import Dealer
 from baccarat.sim_hardware.virtual_shoe import VirtualShoe
+from boards.forged_bodies import AUDIT_SHOE, audit_alarms, limits_body
 from support.daemon import Daemon
 from support.mosquitto import Mosquitto, MosquittoFactory, _die_with_parent
+from support.mqtt5 import NO_SUBSCRIBERS, NOT_AUTHORIZED, SUCCESS, Mqtt5
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "mosquitto"
 TABLE = "T07"
-TABLE_USERS = {"baccarat-T07": "controller-secret", "board-T07": "board-secret"}
+TABLE_USERS = {
+    "baccarat-T07": "controller-secret", "board-T07": "board-secret",
+    "pit-ben": "table-pit-secret",
+}
 FLOOR_USERS = {
-    "bridge-T07": "bridge-secret", "baccarat-recorder": "recorder-secret", "pit-ana": "pit-secret",
-    "pit-ben": "other-pit-secret",
+    "bridge-T07": "bridge-secret", "bridge-T08": "bridge-8-secret",
+    "baccarat-recorder": "recorder-secret", "board-pit": "screen-secret",
+    "pit-ana": "pit-secret", "pit-ben": "other-pit-secret",
 }
 BRIDGE_STATE = "$SYS/broker/connection/bridge-T07/state"
 DECKS = 4
@@ -254,7 +263,7 @@ async def test_the_bridge_carries_the_tables_messages_and_the_pits_commands(
             # clientid), a second pit-ana would take the console's session.
             async with floor.client(username="pit-ben", password=FLOOR_USERS["pit-ben"],
                                     protocol=aiomqtt.ProtocolVersion.V5) as sender:
-                await sender.publish(f"baccarat/{TABLE}/cmd/end", b'{"id": "q1"}',
+                await sender.publish(f"baccarat/{TABLE}/cmd/end/pit-ben", b'{"id": "q1"}',
                                      qos=1, properties=properties)
             # The reply, on the response topic or (a controller on MQTT 3.1.1 sees none)
             # on baccarat/T07/reply.
@@ -443,3 +452,126 @@ async def test_on_the_floor_a_tables_bridge_writes_only_that_tables_topics(
     topics = [topic for _, topic, _ in console.received]
     assert topics == ["baccarat/T07/card"], topics
     assert console.payloads("baccarat/T07/card") == [b'{"seq": 1}']
+
+
+def test_the_tests_know_every_account_of_the_floor_acl() -> None:
+    text = (EXAMPLES / "floor-acl").read_text()
+    assert re.findall(r"^user (\S+)$", text, flags=re.MULTILINE) == list(FLOOR_USERS)
+    assert not re.findall(r"^pattern ", text, flags=re.MULTILINE)
+
+
+OPERATOR_TOPICS = (
+    *sorted(TOPIC_TYPES), "reply", "reply/pit-ana", "cmd/void", "cmd/void/pit-ben",
+    "cmd/void/pit-ana/x", "card/extra", "widgets", "cmd/void/pit-ana", "limits",
+)
+"""Every topic of a table; an operator (pit-ana) may write only the last two."""
+ALLOWED = (SUCCESS, NO_SUBSCRIBERS)
+
+
+def floor_login(floor: Mosquitto, user: str) -> Mqtt5:
+    return Mqtt5(floor, user, FLOOR_USERS[user])
+
+
+async def test_on_the_floor_an_operator_writes_only_limits_and_commands_in_its_name(
+    floor: Mosquitto,
+) -> None:
+    """floor-acl holds operators to acl's rule; nobody else on the floor commands at all."""
+    with floor_login(floor, "pit-ana") as operator:
+        for kind in OPERATOR_TOPICS:
+            code = operator.publish(f"baccarat/T07/{kind}", b"{}", retain=kind == "limits")
+            wanted = ALLOWED if kind in ("cmd/void/pit-ana", "limits") else (NOT_AUTHORIZED,)
+            assert code in wanted, (kind, code)
+        # the console's permission probe: a command in its own name under no table
+        assert operator.publish("baccarat/pit-console-probe/cmd/probe/pit-ana", b"{}") in ALLOWED
+    for user in ("bridge-T07", "bridge-T08", "baccarat-recorder", "board-pit"):
+        with floor_login(floor, user) as other:
+            for table in ("T07", "T08"):
+                for kind in (f"cmd/void/{user}", "cmd/void/pit-ana"):
+                    code = other.publish(f"baccarat/{table}/{kind}", b"{}")
+                    assert code == NOT_AUTHORIZED, (user, table, kind, code)
+            if user.startswith("board") or user.endswith("recorder"):
+                assert other.publish("baccarat/T07/limits", b"{}") == NOT_AUTHORIZED, user
+
+
+async def test_the_pits_live_board_reads_every_table_on_the_floor(floor: Mosquitto) -> None:
+    async with floor.client(username="board-pit", password=FLOOR_USERS["board-pit"]) as screen:
+        await screen.subscribe("baccarat/#", qos=1)
+        for bridge in ("bridge-T07", "bridge-T08"):
+            async with floor.client(username=bridge, password=FLOOR_USERS[bridge]) as table:
+                await table.publish(f"baccarat/{bridge[-3:]}/result", b"r", qos=1)
+        got = []
+        async with asyncio.timeout(WAIT):
+            async for message in screen.messages:
+                got.append(str(message.topic))
+                if len(got) == 2:
+                    break
+        assert got == ["baccarat/T07/result", "baccarat/T08/result"]
+
+
+async def test_no_forging_path_across_the_bridge(
+    floor: Mosquitto, table_broker: Mosquitto
+) -> None:
+    """Every forging path is refused, on both brokers and across the bridge.
+
+    Commands in another's name and every table topic but limits are refused on both
+    brokers; limits cross both ways, once; a forged body on limits reaches the board, which
+    shows nothing of it.
+    """
+    table_side = ("baccarat/T07/#",)
+    async with (
+        Listener(table_broker, "baccarat-T07", TABLE_USERS["baccarat-T07"],
+                 ("baccarat/T07/cmd/#",)) as controller_in,
+        Listener(table_broker, "board-T07", TABLE_USERS["board-T07"], table_side) as board,
+        pit(floor) as console,
+    ):
+        await console.wait_for(lambda: console.payloads(BRIDGE_STATE)[-1:] == [b"1"], WAIT)
+        forged_alarms = json.dumps(audit_alarms(TABLE)).encode()
+        with floor_login(floor, "pit-ben") as operator:
+            for kind in [k for k in OPERATOR_TOPICS if k not in ("limits", "cmd/void/pit-ben")]:
+                code = operator.publish(f"baccarat/T07/{kind}", forged_alarms, retain=True)
+                assert code == NOT_AUTHORIZED, ("floor", kind, code)
+            assert operator.publish("baccarat/T07/cmd/void/pit-ana", b"{}") == NOT_AUTHORIZED
+            assert operator.publish("baccarat/T07/limits", forged_alarms, retain=True) in ALLOWED
+            assert operator.publish("baccarat/T07/cmd/open/pit-ben", b'{"id": 1}') in ALLOWED
+        with Mqtt5(table_broker, "pit-ben", TABLE_USERS["pit-ben"]) as operator:
+            for kind in ("result", "alarms", "shoe", "status", "cmd/void/pit-ana"):
+                code = operator.publish(f"baccarat/T07/{kind}", forged_alarms, retain=True)
+                assert code == NOT_AUTHORIZED, ("table", kind, code)
+            assert operator.publish("baccarat/T07/limits", AUDIT_SHOE, retain=True) in ALLOWED
+        await board.wait_for(lambda: len(board.payloads("baccarat/T07/limits")) >= 2, WAIT)
+        await console.wait_for(lambda: len(console.payloads("baccarat/T07/limits")) >= 2, WAIT)
+        await asyncio.sleep(2.0)  # a loop over the bridge, or a refused body, would show now
+
+    commands = [topic for _, topic, _ in controller_in.received]
+    assert commands == ["baccarat/T07/cmd/open/pit-ben"]  # the only one in its own name
+    for listener in (board, console):  # each limits body once: nothing loops
+        table_topics = [
+            t for _, t, _ in listener.received
+            if t.startswith("baccarat/T07/") and "/cmd/" not in t  # the command: not shown
+        ]
+        assert table_topics == ["baccarat/T07/limits"] * 2, table_topics
+        assert listener.payloads("baccarat/T07/limits") == [forged_alarms, AUDIT_SHOE]
+        state = BoardState(table=TABLE)  # what the terminal board makes of them
+        for _, topic, payload in listener.received:
+            state = receive(state, f"baccarat/{TABLE}", topic, payload)
+        assert state.rejected == 2
+        assert (state.alarms, state.shoe, state.limits) == ((), None, None)
+
+
+async def test_limits_set_on_the_floor_reach_the_tables_boards(
+    floor: Mosquitto, table_broker: Mosquitto
+) -> None:
+    async with (
+        Listener(table_broker, "board-T07", TABLE_USERS["board-T07"],
+                 ("baccarat/T07/limits",)) as board,
+        pit(floor) as console,
+    ):
+        await console.wait_for(lambda: console.payloads(BRIDGE_STATE)[-1:] == [b"1"], WAIT)
+        body = json.dumps(limits_body(TABLE)).encode()
+        with floor_login(floor, "pit-ana") as operator:
+            assert operator.publish("baccarat/T07/limits", body, retain=True) in ALLOWED
+        await board.wait_for(lambda: bool(board.payloads("baccarat/T07/limits")), WAIT)
+        state = receive(BoardState(table=TABLE), f"baccarat/{TABLE}", "baccarat/T07/limits",
+                        board.payloads("baccarat/T07/limits")[-1])
+        assert state.limits is not None
+        assert state.limits.banker.max == 50000

@@ -11,19 +11,16 @@ import asyncio
 import os
 import re
 import subprocess
-import threading
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import aiomqtt
-import paho.mqtt.client as mqtt
 import pytest
-from paho.mqtt.enums import CallbackAPIVersion
-from paho.mqtt.reasoncodes import ReasonCode
 
+from baccarat.boards.accept import TOPIC_TYPES
 from support.daemon import Daemon, Recorder
 from support.mosquitto import Mosquitto, MosquittoFactory
+from support.mqtt5 import Mqtt5
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "mosquitto"
 CONTROLLER, OTHER_CONTROLLER = "baccarat-T07", "baccarat-T08"  # tables T07 and T08
@@ -97,68 +94,9 @@ async def first_payload(client: aiomqtt.Client) -> bytes:
     return message.payload
 
 
-class Mqtt5:
-    """A paho MQTT 5 client on its own network thread, for what aiomqtt does not show.
-
-    aiomqtt's ``publish`` says nothing of the PUBACK's reason code, and a lost connection
-    is an error without the broker's DISCONNECT reason; paho's callbacks give both.
-    """
-
-    def __init__(self, broker: Mosquitto, user: str, *, client_id: str = "") -> None:
-        """A client for ``broker`` logged in as ``user`` (not connected: use ``with``)."""
-        self.broker = broker
-        self.client = mqtt.Client(
-            CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5
-        )
-        self.client.username_pw_set(user, USERS.get(user, "x"))
-        self.client.on_connect = self._on_connect
-        self.client.on_publish = self._on_publish
-        self.client.on_disconnect = self._on_disconnect
-        self.connack: ReasonCode | None = None
-        self.disconnect_reason: ReasonCode | None = None
-        self.acks: dict[int, ReasonCode] = {}
-        self._changed = threading.Condition()
-
-    def __enter__(self) -> Mqtt5:
-        self.client.connect(self.broker.host, self.broker.port)
-        self.client.loop_start()
-        self._wait(lambda: self.connack is not None)
-        assert self.connack is not None
-        assert self.connack.value == SUCCESS, f"refused: {self.connack}"
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.client.disconnect()
-        self.client.loop_stop()
-
-    def publish(self, topic: str, payload: bytes, *, retain: bool = False) -> int | None:
-        """Publish at QoS 1: the PUBACK's reason code, or None if the broker hung up."""
-        info = self.client.publish(topic, payload, qos=1, retain=retain)
-        self._wait(lambda: info.mid in self.acks or self.disconnect_reason is not None)
-        ack = self.acks.get(info.mid)
-        return None if ack is None else ack.value
-
-    def _wait(self, condition: Callable[[], bool]) -> None:
-        with self._changed:
-            assert self._changed.wait_for(condition, WAIT), "no answer from the broker"
-
-    def _on_connect(self, *args: Any) -> None:
-        _client, _userdata, _flags, reason_code, _properties = args
-        with self._changed:
-            self.connack = reason_code
-            self._changed.notify_all()
-
-    def _on_publish(self, *args: Any) -> None:
-        _client, _userdata, mid, reason_code, _properties = args
-        with self._changed:
-            self.acks[mid] = reason_code
-            self._changed.notify_all()
-
-    def _on_disconnect(self, *args: Any) -> None:
-        _client, _userdata, _flags, reason_code, _properties = args
-        with self._changed:
-            self.disconnect_reason = reason_code
-            self._changed.notify_all()
+def mqtt5(broker: Mosquitto, user: str, **options: Any) -> Mqtt5:
+    """A paho MQTT 5 client logged in as one of the accounts (not connected: use ``with``)."""
+    return Mqtt5(broker, user, USERS.get(user, "x"), **options)
 
 
 def test_the_tests_know_every_account_of_the_acl() -> None:
@@ -239,7 +177,7 @@ async def test_an_operator_sends_commands_in_its_own_name_only(floor: Mosquitto)
     """The last level of a command's topic is the operator: the broker refuses a forgery."""
     async with login(floor, CONTROLLER) as controller:
         await controller.subscribe("baccarat/T07/cmd/#", qos=1)
-        with Mqtt5(floor, PIT) as pit:
+        with mqtt5(floor, PIT) as pit:
             for forged in (
                 f"baccarat/T07/cmd/void/{OTHER_PIT}",  # another operator's name
                 "baccarat/T07/cmd/void",  # no name at all
@@ -249,19 +187,43 @@ async def test_an_operator_sends_commands_in_its_own_name_only(floor: Mosquitto)
                 assert pit.publish(forged, b"forged") == NOT_AUTHORIZED, forged
             assert pit.publish(f"baccarat/T07/cmd/void/{PIT}", b"mine") == SUCCESS
         assert await first_payload(controller) == b"mine"  # and no forgery before it
-        with Mqtt5(floor, OTHER_PIT) as other:  # the same rule for every operator
+        with mqtt5(floor, OTHER_PIT) as other:  # the same rule for every operator
             assert other.publish(f"baccarat/T08/cmd/open/{PIT}", b"forged") == NOT_AUTHORIZED
             assert other.publish(f"baccarat/T08/cmd/open/{OTHER_PIT}", b"{}") == NO_SUBSCRIBERS
+
+
+TABLE_TOPICS = (
+    *sorted(TOPIC_TYPES), "reply", f"reply/{PIT}", "cmd/void", f"cmd/void/{OTHER_PIT}",
+    f"cmd/void/{PIT}/x", "card/extra", "widgets",
+)
+"""Every topic of a table (boards/accept.py's table, and more) an operator may not write
+but ``limits``; its own commands, ``cmd/{command}/{its name}``, are the only others."""
+
+
+def operator_may_write(topic: str) -> bool:
+    own_command = re.fullmatch(rf"baccarat/[^/]+/cmd/[^/]+/{PIT}", topic)
+    return topic.endswith("/limits") or own_command is not None
+
+
+async def test_an_operator_writes_on_a_table_only_the_limits_and_its_own_commands(
+    floor: Mosquitto,
+) -> None:
+    with mqtt5(floor, PIT) as pit:
+        for kind in (*TABLE_TOPICS, f"cmd/void/{PIT}"):
+            topic = f"baccarat/T07/{kind}"
+            code = pit.publish(topic, b'{"type": "alarms", "seq": 900}', retain=True)
+            wanted = (SUCCESS, NO_SUBSCRIBERS) if operator_may_write(topic) else (NOT_AUTHORIZED,)
+            assert code in wanted, (topic, code)
 
 
 async def test_operators_set_the_limits_and_nobody_else(floor: Mosquitto) -> None:
     async with login(floor, OTHER_PIT) as watcher:  # one connection per account: not those below
         await watcher.subscribe("baccarat/T07/limits", qos=1)
         for user in (BOARD, PIT_SCREEN, OTHER_CONTROLLER):
-            with Mqtt5(floor, user) as refused:
+            with mqtt5(floor, user) as refused:
                 code = refused.publish("baccarat/T07/limits", user.encode(), retain=True)
                 assert code == NOT_AUTHORIZED, user
-        with Mqtt5(floor, PIT) as pit:
+        with mqtt5(floor, PIT) as pit:
             assert pit.publish("baccarat/T07/limits", b"by the pit", retain=True) == SUCCESS
         assert await first_payload(watcher) == b"by the pit"
 
@@ -269,7 +231,7 @@ async def test_operators_set_the_limits_and_nobody_else(floor: Mosquitto) -> Non
 async def test_the_pit_screen_reads_every_table_and_writes_nothing(floor: Mosquitto) -> None:
     async with login(floor, PIT) as watcher:
         await watcher.subscribe("baccarat/#", qos=1)
-        with Mqtt5(floor, PIT_SCREEN) as writer:
+        with mqtt5(floor, PIT_SCREEN) as writer:
             for topic in ("baccarat/T07/result", f"baccarat/T07/cmd/void/{PIT_SCREEN}"):
                 assert writer.publish(topic, b"from the screen") == NOT_AUTHORIZED, topic
         async with login(floor, OTHER_CONTROLLER) as t08:
@@ -300,7 +262,7 @@ async def test_boards_write_nothing_and_the_controller_nothing_deeper(floor: Mos
 async def test_a_board_is_told_it_may_not_write(floor: Mosquitto) -> None:
     async with login(floor, PIT) as pit:
         await pit.subscribe("baccarat/#", qos=1)
-        with Mqtt5(floor, BOARD) as board:
+        with mqtt5(floor, BOARD) as board:
             for topic in ("baccarat/T07/result", "baccarat/T07/status", "baccarat/T07/cmd/void"):
                 code = board.publish(topic, b"from the board", retain=True)
                 assert code == NOT_AUTHORIZED, topic
@@ -312,7 +274,7 @@ async def test_a_board_is_told_it_may_not_write(floor: Mosquitto) -> None:
 async def test_a_controller_cannot_write_another_tables_topics(floor: Mosquitto) -> None:
     async with login(floor, PIT) as pit:
         await pit.subscribe("baccarat/#", qos=1)
-        with Mqtt5(floor, CONTROLLER) as controller:
+        with mqtt5(floor, CONTROLLER) as controller:
             for topic in ("status", "result", "card", "alarm", "roads", "reply/console-3/1"):
                 code = controller.publish(f"baccarat/T08/{topic}", b"not my table", retain=True)
                 assert code == NOT_AUTHORIZED, topic
@@ -336,11 +298,11 @@ async def test_an_oversized_message_is_refused(floor: Mosquitto) -> None:
         await board.subscribe("baccarat/T07/#", qos=1)
         await controller.publish("baccarat/T07/roads", roads_sized, qos=1, retain=True)
         assert await first_payload(board) == roads_sized
-        with Mqtt5(floor, PIT) as pit:
+        with mqtt5(floor, PIT) as pit:
             assert pit.publish(f"baccarat/T07/cmd/void/{PIT}", b"x" * MAX_PACKET) is None
             assert pit.disconnect_reason is not None
             assert pit.disconnect_reason.value == PACKET_TOO_LARGE, pit.disconnect_reason
-        with Mqtt5(floor, PIT) as pit:
+        with mqtt5(floor, PIT) as pit:
             assert pit.publish(f"baccarat/T07/cmd/void/{PIT}", just_fits) == SUCCESS
         assert await first_payload(controller) == just_fits  # the oversized one never came
 

@@ -1,9 +1,10 @@
 """A board's feed from the broker, and the live terminal board drawn from it.
 
-Subscribes to ``{prefix}/{table}/#`` and redraws as messages arrive. The bodies are the
-controller's messages (:func:`baccarat.messages.catalog.parse_message`), plus the
-retained ``status`` (online/offline). Commands (``cmd/...``) are not for boards and are
-skipped; a body that does not parse is counted and shown, never fatal.
+Subscribes to ``{prefix}/{table}/#`` and redraws as messages arrive. Every body is checked
+against its topic (:mod:`baccarat.boards.accept`) before it is folded: the controller's
+messages, the retained ``status`` (online/offline) and the pit's ``limits``. Commands
+(``cmd/...``) and replies are not for boards and are skipped; a body that is refused is
+counted and shown, never fatal.
 
 The broker link reconnects on its own (:class:`baccarat.backoff.Backoff`, capped at
 :data:`RECONNECT_DELAY_MAX`); the header shows the link's state all along.
@@ -12,13 +13,11 @@ The broker link reconnects on its own (:class:`baccarat.backoff.Backoff`, capped
 from __future__ import annotations
 
 import asyncio
-import json
 from dataclasses import replace
 from typing import Final
 
-from pydantic import ValidationError
-
 from baccarat.backoff import Backoff
+from baccarat.boards.accept import ControllerStatus, Fault, Refused, accept, skipped
 from baccarat.boards.state import (
     BoardState,
     fold,
@@ -26,8 +25,7 @@ from baccarat.boards.state import (
     with_limits,
     with_link,
 )
-from baccarat.messages.catalog import parse_message
-from baccarat.messages.limits import LimitsError, parse_limits
+from baccarat.messages.limits import LimitsMessage
 
 DEFAULT_PORT: Final = 1883
 RECONNECT_DELAY_MIN: Final = 0.5
@@ -58,33 +56,25 @@ def parse_broker(text: str) -> tuple[str, int]:
 
 
 def receive(state: BoardState, base: str, topic: str, payload: bytes) -> BoardState:
-    """The state after one MQTT message on ``topic`` under ``base`` (``prefix/table``)."""
+    """The state after one MQTT message on ``topic`` under ``base`` (``prefix/table``).
+
+    Every body is checked against its topic first (:func:`baccarat.boards.accept.accept`):
+    one that is refused is counted in ``rejected`` and changes nothing else.
+    """
     kind = topic.removeprefix(base + "/") if topic.startswith(base + "/") else None
-    if kind is None or kind.startswith("cmd/") or kind == "reply" or not payload:
+    if kind is None or skipped(kind) or not payload:
         return state  # the pit's commands, the answers, a retained message cleared
-    if kind == "status":
-        return with_controller_status(state, status_text(payload))
-    if kind == "limits":
-        try:
-            return with_limits(state, parse_limits(payload))
-        except LimitsError:
-            return replace(state, rejected=state.rejected + 1)
-    try:
-        message = parse_message(payload)
-    except (ValidationError, ValueError):
-        return replace(state, rejected=state.rejected + 1)
-    return fold(state, message)
-
-
-def status_text(payload: bytes) -> bytes:
-    """The ``state`` of a JSON status body (``online``/``offline``), or the body itself."""
-    try:
-        body = json.loads(payload)
-    except ValueError:
-        return payload
-    if isinstance(body, dict) and isinstance(body.get("state"), str):
-        return str(body["state"]).encode()
-    return payload
+    body = accept(kind, payload, state.table or base.rpartition("/")[2])
+    match body:
+        case Refused():
+            return replace(state, rejected=state.rejected + 1, refused_why=body.reason)
+        case ControllerStatus():
+            return with_controller_status(state, body.state.encode())
+        case Fault():
+            return state  # the journal fault: the retained status says offline, and why
+        case LimitsMessage():
+            return with_limits(state, body)
+    return fold(state, body)
 
 
 class BoardFeed:

@@ -98,7 +98,10 @@ class BoardState:
     messages: int = 0
     """Messages that changed something."""
     rejected: int = 0
-    """Bodies on the table's topics that were not messages (shown, never fatal)."""
+    """Bodies refused on the table's topics (:mod:`baccarat.boards.accept`): counted, never
+    folded, never fatal."""
+    refused_why: str = ""
+    """The last refusal's reason."""
     cleared_alarms: tuple[int, ...] = ()
     voided_rounds: tuple[str, ...] = ()
     limits: LimitsMessage | None = None
@@ -137,7 +140,7 @@ def fold(state: BoardState, message: Message) -> BoardState:
     if message.seq + SEQ_RESTART_GAP < state.highest_seq:
         state = BoardState(
             table=state.table, link=state.link, controller=state.controller,
-            rejected=state.rejected, limits=state.limits,
+            rejected=state.rejected, refused_why=state.refused_why, limits=state.limits,
         )
     new = _apply(state, message)
     if new is state:

@@ -56,9 +56,13 @@ def make_serializers() -> None:
         serializer(cls)
 
 
-def parse_message(body: str | bytes) -> Message:
-    """Parse a published JSON body back into its message model (by its ``type``)."""
-    message: Message = _ADAPTER.validate_json(body)
+def parse_message(body: str | bytes, *, strict: bool | None = None) -> Message:
+    """Parse a published JSON body back into its message model (by its ``type``).
+
+    ``strict`` true: every field exactly of its schema's JSON type (no ``"5"`` for an integer,
+    no ``5.0``, no ``1`` for a boolean), as a board checks bodies from the broker.
+    """
+    message: Message = _ADAPTER.validate_json(body, strict=strict)
     return message
 
 

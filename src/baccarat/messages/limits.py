@@ -65,10 +65,13 @@ class LimitsMessage:
         return serializer(type(self)).to_json(self, by_alias=True)
 
 
-def parse_limits(body: str | bytes) -> LimitsMessage:
-    """A ``limits`` body parsed, or :class:`LimitsError` saying what is wrong with it."""
+def parse_limits(body: str | bytes, *, strict: bool | None = None) -> LimitsMessage:
+    """A ``limits`` body parsed, or :class:`LimitsError` saying what is wrong with it.
+
+    ``strict`` true: every field exactly of its schema's JSON type, as a board checks bodies.
+    """
     try:
-        limits: LimitsMessage = adapter(LimitsMessage).validate_json(body)
+        limits: LimitsMessage = adapter(LimitsMessage).validate_json(body, strict=strict)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in e['loc']) or 'body'}: {e['msg']}" for e in exc.errors()

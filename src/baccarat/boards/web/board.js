@@ -9,17 +9,11 @@
 import mqtt from "./vendor/mqtt.esm.js";
 import { applyLabels, LABELS, LANGUAGE_ORDER, LANGUAGES, languageMode } from "./labels.js";
 import { BoardView } from "./render.js";
-import {
-  emptyState,
-  fold,
-  rejected,
-  withControllerStatus,
-  withLink,
-} from "./state.js";
+import { receiveBody, skipped } from "./accept.js";
+import { emptyState, withLink } from "./state.js";
 
 const RECONNECT_PERIOD_MS = 2000;
 const CONNECT_TIMEOUT_MS = 5000;
-const SKIPPED_TOPICS = new Set(["reply"]);
 
 async function loadConfig() {
   let config = {};
@@ -61,7 +55,7 @@ function setLanguage(lang) {
 export function topicKind(base, topic) {
   if (!topic.startsWith(`${base}/`)) return null;
   const kind = topic.slice(base.length + 1);
-  if (kind.startsWith("cmd/") || SKIPPED_TOPICS.has(kind)) return null;
+  if (skipped(kind)) return null;
   return kind;
 }
 
@@ -84,12 +78,14 @@ async function main() {
     if (next === state) return;
     state = next;
     window.board.state = state;
+    window.boardRefused = state.rejected;
     if (!scheduled) {
       scheduled = true;
       requestAnimationFrame(draw);
     }
   };
   window.board = { state, table: config.table, url: config.url };
+  window.boardRefused = 0; // bodies refused by accept.js: counted, never shown
   // The roads show as many whole columns as their windows hold: draw them again whenever
   // a window changes size (the screen, or the header taking another line).
   const resize = new ResizeObserver(() => {
@@ -127,19 +123,8 @@ async function main() {
     const kind = topicKind(base, topic);
     if (kind === null) return;
     const text = new TextDecoder().decode(payload);
-    if (!text) return; // a retained message cleared (the table's fault, once it is over)
-    if (kind === "status") {
-      update(withControllerStatus(state, text));
-      return;
-    }
-    let message;
-    try {
-      message = JSON.parse(text);
-    } catch {
-      update(rejected(state));
-      return;
-    }
-    update(message && typeof message === "object" ? fold(state, message) : rejected(state));
+    // checked against its topic first (accept.js); a retained message cleared is skipped
+    update(receiveBody(state, kind, text, config.table, payload.length));
   });
 }
 

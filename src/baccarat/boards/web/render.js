@@ -55,15 +55,34 @@ export class BoardView {
     body.dataset.highestSeq = String(state.highestSeq);
     body.dataset.messages = String(state.messages);
     body.dataset.rejected = String(state.rejected);
+    body.dataset.refusedWhy = state.refusedWhy || "";
     body.dataset.link = state.link;
-    this.header(state);
-    if (force || state.live !== this.drawnLive) this.live(state);
-    this.lastResult(state);
-    if (state.alarms !== this.drawnAlarms) this.alarms(state);
-    const roads = currentRoads(state);
-    if (force || roads !== this.drawnRoads) this.roads(roads, state);
-    else this.cardsLeft(state);
-    this.overlay(state);
+    // Each part on its own: a part that cannot be drawn is counted (data-draw-errors) and
+    // the others are still drawn, now and at the next frame.
+    this.part("header", () => this.header(state));
+    this.part("live", () => {
+      if (force || state.live !== this.drawnLive) this.live(state);
+    });
+    this.part("last", () => this.lastResult(state));
+    this.part("alarms", () => {
+      if (state.alarms !== this.drawnAlarms) this.alarms(state);
+    });
+    this.part("roads", () => {
+      const roads = currentRoads(state);
+      if (force || roads !== this.drawnRoads) this.roads(roads, state);
+      else this.cardsLeft(state);
+    });
+    this.part("overlay", () => this.overlay(state));
+  }
+
+  part(name, draw) {
+    try {
+      draw();
+    } catch (error) {
+      this.drawErrors = (this.drawErrors || 0) + 1;
+      this.doc.body.dataset.drawErrors = String(this.drawErrors);
+      console.error(`board: cannot draw ${name}:`, error);
+    }
   }
 
   header(state) {

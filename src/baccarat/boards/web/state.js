@@ -32,7 +32,8 @@ export function emptyState(table) {
     roadsMessage: null,
     highestSeq: 0,
     messages: 0,
-    rejected: 0,
+    rejected: 0, // bodies refused (boards/web/accept.js): counted, never folded
+    refusedWhy: "", // the last refusal's reason
     clearedAlarms: [],
     voidedRounds: [],
     limits: null, // the table's betting limits (the pit's retained `limits` topic)
@@ -117,8 +118,9 @@ export function withControllerStatus(state, text) {
   return state.controller === status ? state : { ...state, controller: status };
 }
 
-export function rejected(state) {
-  return { ...state, rejected: state.rejected + 1 };
+/** The state after a body that was refused (`why`: the reason, if known). */
+export function rejected(state, why = "") {
+  return { ...state, rejected: state.rejected + 1, refusedWhy: String(why) };
 }
 
 export function fold(state, message) {
@@ -130,6 +132,7 @@ export function fold(state, message) {
       link: state.link,
       controller: state.controller,
       rejected: state.rejected,
+      refusedWhy: state.refusedWhy,
       limits: state.limits,
     };
   }

@@ -3,7 +3,8 @@
 // the same folding rules: seq, duplicates, restarts, retained alarms); the console adds
 // the table list, the replies to the operator's commands and what each alarm allows.
 
-import { emptyState, fold, rejected, withControllerStatus } from "./board/state.js";
+import { receiveBody } from "./board/accept.js";
+import { emptyState } from "./board/state.js";
 
 /** The largest figure a limit may have (messages/limits.py MAX_STAKE). */
 export const MAX_STAKE = 10 ** 12;
@@ -36,28 +37,28 @@ export function emptyConsole() {
   return { tables: {}, replies: [], pending: {} };
 }
 
-/** The console after one message on a table's topic (`text` is its body as text). */
-export function receive(console_, prefix, topic, text) {
+/**
+ * The console after one message on a table's topic (`text` is its body as text, `bytes`
+ * its length in bytes).
+ */
+export function receive(console_, prefix, topic, text, bytes = text.length) {
   const where = parseTopic(prefix, topic);
   if (where === null) return console_;
   const { table, kind } = where;
   if (kind.startsWith("cmd/")) return console_;
   if (isReply(kind)) return withReply(console_, table, text);
+  if (!text) return console_; // a retained body cleared
   const before = console_.tables[table] || emptyState(table);
-  let after;
-  if (kind === "status") {
-    after = withControllerStatus(before, text);
-  } else {
-    let message = null;
-    try {
-      message = JSON.parse(text);
-    } catch {
-      message = null;
-    }
-    after = message && typeof message === "object" ? fold(before, message) : rejected(before);
-  }
+  // checked against its topic before it is folded (the board's accept.js): a body of
+  // another type, or with fields not of its schema, is counted on the table, never shown
+  const after = receiveBody(before, kind, text, table, bytes);
   if (after === before && console_.tables[table]) return console_;
   return { ...console_, tables: { ...console_.tables, [table]: after } };
+}
+
+/** Bodies refused on every table's topics, all told. */
+export function refusedCount(console_) {
+  return Object.values(console_.tables).reduce((sum, table) => sum + table.rejected, 0);
 }
 
 /** The table names, sorted as people read them (T2 before T10). */

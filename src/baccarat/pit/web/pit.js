@@ -21,6 +21,7 @@ import {
   loginError,
   parseTopic,
   receive,
+  refusedCount,
   replyTopic,
   tableActions,
   tableNames,
@@ -145,7 +146,7 @@ class PitConsole {
     });
     client.on("message", (topic, payload) => {
       const text = new TextDecoder().decode(payload);
-      this.update(receive(this.state, this.config.prefix, topic, text));
+      this.update(receive(this.state, this.config.prefix, topic, text, payload.length));
       this.settleWaiting(topic, text);
     });
   }
@@ -317,12 +318,38 @@ class PitConsole {
     const box = $("tables");
     for (const name of names) {
       if (!this.cards.has(name)) this.cards.set(name, this.newCard(name));
-      this.drawCard(name, this.state.tables[name], this.cards.get(name));
+      this.drawTable(name);
     }
     const order = names.map((n) => this.cards.get(n).root);
     if (order.some((node, i) => box.children[i] !== node)) box.replaceChildren(...order);
     document.body.dataset.tables = String(names.length);
+    this.drawRefused();
     this.drawReplies();
+  }
+
+  /** One table's card; one that cannot be drawn is marked and counted, and the others drawn. */
+  drawTable(name) {
+    const card = this.cards.get(name);
+    try {
+      this.drawCard(name, this.state.tables[name], card);
+      delete card.root.dataset.drawError;
+    } catch (error) {
+      this.drawErrors = (this.drawErrors || 0) + 1;
+      document.body.dataset.drawErrors = String(this.drawErrors);
+      card.root.dataset.drawError = String(error && error.message ? error.message : error).slice(0, 120);
+      card.drawnKey = ""; // draw it all again next time
+      console.error(`pit: cannot draw ${name}:`, error);
+    }
+  }
+
+  /** How many bodies were refused, in the header (window.pitRefused for tests). */
+  drawRefused() {
+    const count = refusedCount(this.state);
+    window.pitRefused = count;
+    const box = $("refused");
+    box.hidden = count === 0;
+    box.dataset.refused = String(count);
+    box.textContent = count ? `Refused ${count}` : "";
   }
 
   allowed() {

@@ -407,6 +407,8 @@ async def test_the_consoles_rules_for_alarms_and_limits(
             mismatch: actions({kind: 'result_mismatch', corrections: ['declare', 'void']}),
             missing: actions({kind: 'missing_card', corrections: ['deal', 'void']}),
             hint: c.dealHint({corrections: ['deal', 'void']}),
+            burnBody: c.alarmActions(
+              {id: 7, kind: 'extra_card', count: 1, corrections: ['accept_as_burn']})[0].body,
             none: actions({kind: 'bad_data', corrections: []}),
             body: c.limitsBody('T1', good, 'pit-ana', 'HKD', 1).body,
             errors: [
@@ -423,6 +425,7 @@ async def test_the_consoles_rules_for_alarms_and_limits(
         ]
         assert found["missing"] == [["Void", 1]]
         assert found["hint"] == "Deal the card that is due from the shoe"
+        assert found["burnBody"] == {"alarm": 7}  # the alarm's own card
         assert found["none"] == []
         parse_limits(json.dumps(found["body"]))  # what the page sends, the model takes
         assert found["errors"] == [

@@ -108,13 +108,15 @@ function updateReply(console_, id, fields) {
 export function alarmActions(alarm) {
   const actions = [];
   const corrections = Array.isArray(alarm.corrections) ? alarm.corrections : [];
+  // this alarm's card, not the oldest card any alarm holds (another may hold an older one)
+  const burn = Number.isInteger(alarm.id) && alarm.id > 0 ? { alarm: alarm.id } : {};
   for (const correction of corrections) {
     if (correction === "accept_as_burn") {
-      actions.push({ command: "accept_as_burn", body: {}, text: "Accept as burn" });
+      actions.push({ command: "accept_as_burn", body: burn, text: "Accept as burn" });
       if ((alarm.count || 1) > 1) {
         actions.push({
           command: "accept_as_burn",
-          body: {},
+          body: burn,
           text: `Accept all ${alarm.count} as burn`,
           repeat: alarm.count,
           bulk: true,

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Final
 
 from baccarat.controller.engine.replay import replay_lines
-from baccarat.controller.table import RETAINED
 from baccarat.messages.bodies import Message
+from baccarat.messages.catalog import RETAINED_TOPICS as RETAINED
 from baccarat.rules.profiles import load_profile
 
 MID_ROUND: Final = [

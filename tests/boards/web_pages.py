@@ -19,7 +19,7 @@ import aiomqtt
 import pytest
 
 from baccarat.controller.engine.shoe_inputs import shoe_inputs
-from baccarat.controller.table import RETAINED
+from baccarat.messages.catalog import RETAINED_TOPICS as RETAINED
 from boards.chromium_cdp import Page, chromium_path
 
 in_chromium = pytest.mark.skipif(

@@ -119,7 +119,7 @@ async def test_messages_behind_a_refused_one_wait_except_alarms_and_it_is_logged
             await until(lambda: bool(reports), 10)
             for seq in range(3, 103):  # produced after the refusal: they wait
                 outbox.put(OutMessage("baccarat/T9/card", str(seq).encode(), seq=seq))
-            outbox.put(OutMessage("baccarat/T9/alarm", b"103", seq=103))  # goes on
+            outbox.put(OutMessage("baccarat/T9/alarm", b"103", seq=103, urgent=True))  # goes on
             await asyncio.sleep(3.0)  # several retries of the refused one
             assert got == [("baccarat/T9/card", 1), ("baccarat/T9/alarm", 103)]
             assert publisher.counters.refused >= 3

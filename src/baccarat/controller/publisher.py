@@ -74,8 +74,6 @@ oldest is dropped and counted. They remain in the journal."""
 
 REFUSALS_REMEMBERED: Final = 64
 """Refused (topic, reason code) pairs logged once each; past that, each is logged."""
-ALARM_TOPICS: Final = frozenset({"alarm", "alarms"})
-"""Topics (under the table's base) of engine messages sent past a refused message."""
 
 CommandHandler = Callable[[str, bytes, str | None, bool], Awaitable[None]]
 """Called with the command's name, its body, the MQTT 5 response topic (or None) and
@@ -87,12 +85,16 @@ RefusalHandler = Callable[[str | None], None]
 
 @dataclass(frozen=True, slots=True)
 class OutMessage:
-    """One message to publish (at QoS 1); ``seq`` is the engine's, if it is its message."""
+    """One message to publish (at QoS 1); ``seq`` is the engine's, if it is its message.
+
+    ``urgent``: sent past a message the broker refuses (the message class says so).
+    """
 
     topic: str
     payload: bytes
     retain: bool = False
     seq: int | None = None
+    urgent: bool = False
 
 
 @dataclass(slots=True)
@@ -448,9 +450,8 @@ class Publisher:
                     self._refused(exc, entry)
 
     def _passes_refusals(self, message: OutMessage) -> bool:
-        """Alarms, and messages that are not the engine's (no ``seq``: status, replies)."""
-        base, _, name = message.topic.rpartition("/")
-        return message.seq is None or (base == self.topic_base and name in ALARM_TOPICS)
+        """Urgent messages (alarms), and those that are not the engine's (status, replies)."""
+        return message.seq is None or message.urgent
 
     def _refused(self, exc: PublishRefusedError, entry: Entry) -> bool:
         """Count a refusal, log it once per topic and code; whether the message is kept.

@@ -69,8 +69,6 @@ from baccarat.messages.catalog import make_serializers
 
 log = logging.getLogger("baccarat.daemon")
 
-RETAINED: Final = frozenset({"shoe", "round", "roads", "recall", "alarms"})
-"""Topics that hold state: retained, so a board that connects late sees it at once."""
 CURSOR_FILE: Final = "published"
 DEVICE_FILE: Final = "device-position"
 """Beside the journal: the device frame the controller handled last, heartbeats included,
@@ -429,7 +427,8 @@ class Table:
             return
         seq = None if republished else message.seq
         self.outbox.put(
-            OutMessage(self.config.topic(topic), payload, retain=topic in RETAINED, seq=seq)
+            OutMessage(self.config.topic(topic), payload, retain=message.retained, seq=seq,
+                       urgent=message.urgent)
         )
 
     def on_device_event(self, event: ev.DeviceEvent) -> None:

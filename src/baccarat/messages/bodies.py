@@ -96,6 +96,10 @@ class Message:
 
     __pydantic_config__: ClassVar[ConfigDict] = MESSAGE_CONFIG
     topic: ClassVar[str] = ""
+    retained: ClassVar[bool] = False
+    """It holds state: published retained, so a board that connects late sees it at once."""
+    urgent: ClassVar[bool] = False
+    """The pit must hear of it: sent past a message the broker refuses, not held behind it."""
 
     schema_version: Annotated[int, Field(alias="schema")] = SCHEMA_VERSION
     seq: Annotated[
@@ -172,6 +176,7 @@ class AlarmMessage(Message):
     """A misdeal (Art. 10) or another deviation, raised at the input that proves it."""
 
     topic: ClassVar[str] = "alarm"
+    urgent: ClassVar[bool] = True
     type: Literal["alarm"] = "alarm"
     id: Annotated[int, Field(description="Alarm number, unique within the table's engine.")]
     kind: AlarmKind
@@ -216,6 +221,8 @@ class AlarmsMessage(Message):
     """
 
     topic: ClassVar[str] = "alarms"
+    retained: ClassVar[bool] = True
+    urgent: ClassVar[bool] = True
     type: Literal["alarms"] = "alarms"
     alarms: list[AlarmMessage]
 
@@ -225,6 +232,7 @@ class AlarmClearedMessage(Message):
     """An alarm settled by a correction (or by the card it was waiting for)."""
 
     topic: ClassVar[str] = "alarm"
+    urgent: ClassVar[bool] = True
     type: Literal["alarm_cleared"] = "alarm_cleared"
     id: int
     kind: AlarmKind
@@ -245,6 +253,7 @@ class RoundMessage(Message):
     """The live round's state: opened, complete, void (retained on the board's topic)."""
 
     topic: ClassVar[str] = "round"
+    retained: ClassVar[bool] = True
     type: Literal["round"] = "round"
     shoe: int
     round: int
@@ -290,6 +299,7 @@ class ShoeMessage(Message):
     """The shoe's state: counts, phase, last-round flag."""
 
     topic: ClassVar[str] = "shoe"
+    retained: ClassVar[bool] = True
     type: Literal["shoe"] = "shoe"
     shoe: int
     profile: str
@@ -365,5 +375,6 @@ class RecallMessage(Message):
     """Game recall: the last rounds, newest last (retained)."""
 
     topic: ClassVar[str] = "recall"
+    retained: ClassVar[bool] = True
     type: Literal["recall"] = "recall"
     rounds: list[RecalledRound]

@@ -38,6 +38,8 @@ MESSAGE_TYPES: Final[tuple[type[Message], ...]] = (
     RecallMessage,
 )
 """Every message model the controller publishes, in a stable order."""
+RETAINED_TOPICS: Final = frozenset(cls.topic for cls in MESSAGE_TYPES if cls.retained)
+"""The topics whose messages are retained (for whoever has only a topic to go by)."""
 SCHEMA_TYPES: Final[tuple[type[Any], ...]] = (*MESSAGE_TYPES, LimitsMessage)
 """Every body with a JSON Schema: the controller's, and the pit's retained ``limits``."""
 

@@ -201,6 +201,7 @@ class RoadsMessage(Message):
     """The five roads, the ask rows and the statistics of the current shoe (retained)."""
 
     topic: ClassVar[str] = "roads"
+    retained: ClassVar[bool] = True
     type: Literal["roads"] = "roads"
     shoe: int
     bead_plate: BeadPlate

@@ -128,3 +128,10 @@ def test_a_bad_rules_override_is_named_under_rules(tmp_path: Path) -> None:
     path.write_text('table = "T1"\n[rules]\nopen_mode = "sometimes"\n')
     with pytest.raises(ConfigError, match=r"rules\.open_mode: Input should be"):
         load_config(path)
+
+
+def test_the_protocol_is_a_registered_codec(tmp_path: Path) -> None:
+    path = tmp_path / "table.toml"
+    path.write_text('table = "T1"\n[device]\npath = "/dev/ttyUSB0"\nprotocol = "morse"\n')
+    with pytest.raises(ConfigError, match=r"device\.protocol: .*unknown protocol 'morse'"):
+        load_config(path)

@@ -16,7 +16,15 @@ import tomllib
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -25,7 +33,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from baccarat.drivers.codec import get_codec
+from baccarat.drivers.codec import codec_names, get_codec
 from baccarat.drivers.events import DealerButton
 from baccarat.errors import BaccaratError
 from baccarat.rules.profiles import MIN_REAL_DECKS, Profile, ProfileError, load_profile
@@ -53,10 +61,19 @@ class DeviceConfig(_Section):
     path: str | None = Field(
         default=None, description="Serial device path, or socket://host:port (kind=serial)."
     )
-    protocol: Literal["line", "framed"] = "line"
+    protocol: str = Field(
+        default="line", description="The wire protocol: a codec's name (drivers/codec.py)."
+    )
     baud: int = Field(default=9600, gt=0, le=4_000_000)
     usb_vendor: int = Field(default=0x1209, ge=0, le=0xFFFF)
     usb_product: int = Field(default=0x0001, ge=0, le=0xFFFF)
+
+    @field_validator("protocol")
+    @classmethod
+    def _known_codec(cls, protocol: str) -> str:
+        if protocol not in codec_names():
+            raise ValueError(f"unknown protocol {protocol!r}: one of {', '.join(codec_names())}")
+        return protocol
 
     def sends_buttons(self) -> bool:
         """The device's protocol carries the dealer's buttons (``open``, ``declare``...)."""

@@ -61,6 +61,7 @@ from baccarat.controller.metrics import TableMetrics, serve_metrics
 from baccarat.controller.publisher import Outbox, OutMessage, Publisher, status_payload
 from baccarat.controller.recovery import gaps, older_messages
 from baccarat.drivers import events as ev
+from baccarat.drivers.codec import get_codec
 from baccarat.drivers.serial_source import SerialSource
 from baccarat.drivers.source import DeviceSource
 from baccarat.drivers.usb_source import UsbSettings, UsbSource
@@ -565,7 +566,7 @@ class Table:
             ]
             if device is not None:
                 tasks.append(group.create_task(self._read_device(device), name="device"))
-                if self.config.device.protocol == "framed":
+                if get_codec(self.config.device.protocol).resends_unacknowledged:
                     tasks.append(group.create_task(self._deaf_watch(device), name="deaf"))
             if self.metrics is not None:
                 metrics = serve_metrics(self.metrics, self.config.metrics.host,
@@ -766,13 +767,16 @@ def newest_time(inputs: list[Input]) -> float | None:
 def restart_report(engine: Engine, device: DeviceConfig, ts: float) -> DeviceReport | None:
     """The alarm for a restart during a round, if the device cannot resend what it sent.
 
-    A ``framed`` device keeps each card until the journal holds it; a ``line`` shoe does
-    not: a card dealt while the daemon was down may be missing (a port that held the bytes
-    gives them, but the daemon cannot know that none were lost), so the pit checks the
-    round on the table against the cards the controller has.
+    A device whose codec resends what was not acknowledged (``framed``) keeps each card
+    until the journal holds it; another (a ``line`` shoe) does not: a card dealt while the
+    daemon was down may be missing (a port that held the bytes gives them, but the daemon
+    cannot know that none were lost), so the pit checks the round on the table against the
+    cards the controller has.
     """
     rnd = engine.round
-    if device.kind == "none" or device.protocol != "line" or rnd is None or rnd.closed:
+    if device.kind == "none" or rnd is None or rnd.closed:
+        return None
+    if get_codec(device.protocol).resends_unacknowledged:
         return None
     cards = ", ".join(f"{d.position} {d.card or 'unreadable'}" for d in rnd.dealt) or "none"
     text = (

@@ -136,7 +136,10 @@ class Codec:
     ``heartbeat_timeout`` is the silence (seconds) after which the host may declare the
     link down, or ``None`` when the protocol has no heartbeat. ``alarm_teller`` makes the
     host's side of telling the device the table's open alarms, or is ``None`` when the
-    protocol cannot (:attr:`tells_alarms`).
+    protocol cannot (:attr:`tells_alarms`). ``resends_unacknowledged``: the device keeps
+    what it sent until the host acknowledges it and sends it again (nothing is lost while
+    the host is down; a device that keeps resending and sends nothing new does not hear the
+    host).
     """
 
     name: str
@@ -145,6 +148,7 @@ class Codec:
     encoder: Callable[[], Encoder]
     heartbeat_timeout: float | None = None
     alarm_teller: Callable[[], AlarmTeller] | None = None
+    resends_unacknowledged: bool = False
 
     @property
     def tells_alarms(self) -> bool:

@@ -833,5 +833,6 @@ CODEC: Final = Codec(
     decoder=FramedDecoder,
     encoder=FramedEncoder,
     heartbeat_timeout=HEARTBEAT_TIMEOUT,
+    resends_unacknowledged=True,
     alarm_teller=AlarmTeller,
 )

@@ -6,7 +6,7 @@ from baccarat.messages.catalog import MESSAGE_TYPES, RETAINED_TOPICS
 
 
 def test_the_state_topics_are_retained_and_only_they() -> None:
-    assert RETAINED_TOPICS == {"shoe", "round", "roads", "recall", "alarms"}
+    assert {"shoe", "round", "roads", "recall", "alarms"} == RETAINED_TOPICS
 
 
 def test_alarms_pass_a_refused_message_and_nothing_else_of_the_engines_does() -> None:

@@ -16,6 +16,8 @@ digits.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -114,18 +116,58 @@ class DemoCommand(_Command):
     on: bool
 
 
-COMMANDS: dict[str, type[_Command]] = {
-    "open": _Plain,
-    "reveal": _Plain,
-    "void": VoidCommand,
-    "accept_as_burn": AcceptAsBurnCommand,
-    "burn": BurnCommand,
-    "declare": DeclareCommand,
-    "exposed": _Plain,
-    "shoe": ShoeCommand,
-    "end": _Plain,
-    "demo": DemoCommand,
+@dataclass(frozen=True, slots=True)
+class CommandSpec:
+    """One operator command: the model of its body and the engine input it becomes."""
+
+    model: type[_Command]
+    make: Callable[[Any, float | None], Input]
+
+
+COMMANDS: Final[dict[str, CommandSpec]] = {
+    "open": CommandSpec(_Plain, lambda c, ts: OpenRound(ts=ts)),
+    "reveal": CommandSpec(_Plain, lambda c, ts: Reveal(ts=ts)),
+    "void": CommandSpec(
+        VoidCommand, lambda c, ts: VoidRound(reason=c.reason, confirm=c.confirm, ts=ts)
+    ),
+    "accept_as_burn": CommandSpec(
+        AcceptAsBurnCommand, lambda c, ts: AcceptAsBurn(alarm=c.alarm, ts=ts)
+    ),
+    "burn": CommandSpec(BurnCommand, lambda c, ts: Burn(count=c.count, ts=ts)),
+    "declare": CommandSpec(DeclareCommand, lambda c, ts: Declare(winner=c.winner, ts=ts)),
+    "exposed": CommandSpec(_Plain, lambda c, ts: Exposed(ts=ts)),
+    "shoe": CommandSpec(ShoeCommand, lambda c, ts: NewShoe(decks=c.decks, ts=ts)),
+    "end": CommandSpec(_Plain, lambda c, ts: EndShoe(ts=ts)),
+    "demo": CommandSpec(DemoCommand, lambda c, ts: Demo(on=c.on, ts=ts)),
 }
+"""Every operator command by name: the one list the MQTT topics, the dealer's buttons and
+the pit console's buttons are checked against (tests/controller/test_command_registry.py).
+Each input's replay notation starts with its command's name."""
+
+BUTTONS: Final[dict[str, tuple[str, dict[str, Any]] | None]] = {
+    "open": ("open", {}),
+    "reveal": ("reveal", {}),
+    "void": ("void", {"reason": "dealer button"}),
+    "burn": None,  # announces the burns the profile requires; Art. 8 burns: the burn command
+    "declare_banker": ("declare", {"winner": "banker"}),
+    "declare_player": ("declare", {"winner": "player"}),
+    "declare_tie": ("declare", {"winner": "tie"}),
+}
+"""Each dealer button (``drivers.events.BUTTONS``, with its wire code) as the command it
+sends and that command's body; ``None``: a button that changes nothing."""
+
+
+def button_input(button: str, ts: float | None) -> Input | None:
+    """The input of a dealer's button, from ``button``; ``None`` for one that changes nothing.
+
+    Raise ``KeyError`` for a button no command stands for.
+    """
+    sent = BUTTONS[button]
+    if sent is None:
+        return None
+    name, body = sent
+    spec = COMMANDS[name]
+    return replace(spec.make(spec.model.model_validate(body), ts), origin="button")
 
 
 class Reply(BaseModel):
@@ -161,14 +203,14 @@ def parse_command(
     ``test_decks`` (the configuration's ``allow_test_decks``) lets ``shoe`` ask for fewer
     than 6 decks, as it lets the profile.
     """
-    model = COMMANDS.get(name)
-    if model is None:
+    spec = COMMANDS.get(name)
+    if spec is None:
         known = ", ".join(COMMANDS)
         raise CommandError(f"unknown command {shown(name)}: known commands are {known}")
     data = _json_object(body)
     request_id = _request_id(data.pop("id", None))
     try:
-        command = model.model_validate(data)
+        command = spec.model.model_validate(data)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(_field(p) for p in e['loc']) or 'body'}: {e['msg']}"
@@ -177,7 +219,7 @@ def parse_command(
         raise CommandError(f"bad {name} command: {problems}", request_id) from None
     if isinstance(command, ShoeCommand) and command.decks is not None:
         _check_decks(command.decks, test_decks, request_id)
-    return _to_input(name, command, ts), request_id
+    return spec.make(command, ts), request_id
 
 
 def shown(text: str) -> str:
@@ -264,25 +306,3 @@ def _check_decks(decks: int, test_decks: bool, request_id: RequestId) -> None:
             f"{MAX_DECKS} decks, not {decks} (fewer only with allow_test_decks)",
             request_id,
         )
-
-
-def _to_input(name: str, command: _Command, ts: float | None) -> Input:
-    if isinstance(command, VoidCommand):
-        return VoidRound(reason=command.reason, confirm=command.confirm, ts=ts)
-    if isinstance(command, BurnCommand):
-        return Burn(count=command.count, ts=ts)
-    if isinstance(command, AcceptAsBurnCommand):
-        return AcceptAsBurn(alarm=command.alarm, ts=ts)
-    if isinstance(command, DeclareCommand):
-        return Declare(winner=command.winner, ts=ts)
-    if isinstance(command, ShoeCommand):
-        return NewShoe(decks=command.decks, ts=ts)
-    if isinstance(command, DemoCommand):
-        return Demo(on=command.on, ts=ts)
-    plain: dict[str, type[OpenRound | Reveal | Exposed | EndShoe]] = {
-        "open": OpenRound,
-        "reveal": Reveal,
-        "exposed": Exposed,
-        "end": EndShoe,
-    }
-    return plain[name](ts=ts)

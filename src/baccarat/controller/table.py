@@ -31,19 +31,23 @@ from typing import Any, Final
 
 from baccarat.controller import sdnotify
 from baccarat.controller.clock import TableClock
-from baccarat.controller.commands import CommandError, Reply, parse_command, reply, shown
+from baccarat.controller.commands import (
+    CommandError,
+    Reply,
+    button_input,
+    parse_command,
+    reply,
+    shown,
+)
 from baccarat.controller.config import Config, DeviceConfig
 from baccarat.controller.engine.engine import Engine, Outcome
 from baccarat.controller.engine.inputs import (
     CutCardSeen,
-    Declare,
     DeviceReport,
     DrawCard,
     Input,
     InputError,
     NewShoe,
-    OpenRound,
-    Reveal,
     VoidRound,
     check_origin,
 )
@@ -102,15 +106,6 @@ DRAIN_TIMEOUT: Final = 3.0
 """Seconds, on stop, to publish what is still in the outbox."""
 FAULT_REPORT_TIMEOUT: Final = 10.0
 """Seconds, after a journal fault, to reach the broker and hand it the fault, at most."""
-_BUTTONS: Final[dict[str, Input | None]] = {
-    "open": OpenRound(),
-    "reveal": Reveal(),
-    "void": VoidRound(reason="dealer button"),
-    "burn": None,  # announces the burns the profile requires; Art. 8 burns: the `burn` command
-    "declare_banker": Declare("banker"),
-    "declare_player": Declare("player"),
-    "declare_tie": Declare("tie"),
-}
 
 
 def open_device(device: DeviceConfig) -> DeviceSource | None:
@@ -796,10 +791,10 @@ def _device_input(event: ev.DeviceEvent, ts: float) -> Input | None:
     if isinstance(event, ev.CutCard):
         return CutCardSeen(ts=ts)
     if isinstance(event, ev.DealerButton):
-        if event.button not in _BUTTONS:
+        try:
+            return button_input(event.button, ts)
+        except KeyError:
             return DeviceReport("fault", f"unknown dealer button {event.button!r}", ts=ts)
-        template = _BUTTONS[event.button]
-        return None if template is None else _with_ts(template, ts)
     if isinstance(event, ev.ShoeInserted | ev.ShuffleDone):
         return NewShoe(ts=ts)  # a freshly loaded shoe, or the shuffler's new shoe
     if isinstance(event, ev.DeviceFault):
@@ -811,10 +806,6 @@ def _device_input(event: ev.DeviceEvent, ts: float) -> Input | None:
     if isinstance(event, ev.SequenceGap):
         return DeviceReport("sequence_gap", event.detail, ts=ts)
     return None
-
-
-def _with_ts(inp: Input, ts: float) -> Input:
-    return dataclasses.replace(inp, ts=ts, origin="button")
 
 
 def command_origin(operator: str) -> str:

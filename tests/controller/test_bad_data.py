@@ -13,7 +13,8 @@ import json
 from pathlib import Path
 
 from baccarat.controller.config import Config, JournalConfig
-from baccarat.controller.table import BAD_DATA_INTERVAL, BadDataSummary, Table
+from baccarat.controller.device_inputs import BAD_DATA_INTERVAL, BadDataSummary
+from baccarat.controller.table import Table
 from baccarat.drivers.events import REJECTED_SAMPLE_MAX, Rejected
 
 

@@ -16,7 +16,8 @@ import pytest
 
 from baccarat.cards import parse_card
 from baccarat.controller.config import Config, JournalConfig
-from baccarat.controller.table import DEVICE_FILE, Table
+from baccarat.controller.positions import DEVICE_FILE
+from baccarat.controller.table import Table
 from baccarat.drivers import events as ev
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from baccarat.cards import Card, parse_card
 from baccarat.controller.engine.inputs import DrawCard
 from baccarat.controller.journal.reader import read_journal_file
-from baccarat.controller.table import DEVICE_FILE
+from baccarat.controller.positions import DEVICE_FILE
 from baccarat.drivers.events import CardDrawn, ShoeInserted
 from baccarat.drivers.framed_device import HEARTBEAT_INTERVAL
 from baccarat.sim_hardware.virtual_shoe import VirtualShoe

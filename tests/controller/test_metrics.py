@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from baccarat.cards import parse_card
-from baccarat.controller.table import CURSOR_INTERVAL
+from baccarat.controller.positions import CURSOR_INTERVAL
 from baccarat.drivers.events import CardDrawn, ShoeInserted, UnreadableCard
 from baccarat.sim_hardware.virtual_shoe import VirtualShoe
 from support.daemon import Daemon, Recorder

@@ -30,10 +30,12 @@ from baccarat.controller.engine.inputs import (
     EndShoe,
     Exposed,
     Input,
+    InputError,
     NewShoe,
     OpenRound,
     Reveal,
     VoidRound,
+    check_origin,
     unrecordable,
 )
 from baccarat.errors import BaccaratError
@@ -306,3 +308,19 @@ def _check_decks(decks: int, test_decks: bool, request_id: RequestId) -> None:
             f"{MAX_DECKS} decks, not {decks} (fewer only with allow_test_decks)",
             request_id,
         )
+
+
+def command_origin(operator: str) -> str:
+    """The origin of a command from the topic's operator level (``pit`` without one).
+
+    The broker's ACL ties that level to the account that sent the command
+    (examples/mosquitto/acl), so the origin names who really sent it.
+    """
+    if not operator:
+        return "pit"
+    try:
+        return check_origin(f"pit/{operator}")
+    except InputError:
+        raise CommandError(
+            f"bad operator {operator[:40]!r} in the topic: letters, digits, _ . @ -, at most 64"
+        ) from None

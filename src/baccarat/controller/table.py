@@ -24,8 +24,6 @@ import gc
 import logging
 import os
 import signal
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
@@ -34,23 +32,21 @@ from baccarat.controller.clock import TableClock
 from baccarat.controller.commands import (
     CommandError,
     Reply,
-    button_input,
+    command_origin,
     parse_command,
     reply,
     shown,
 )
-from baccarat.controller.config import Config, DeviceConfig
-from baccarat.controller.engine.engine import Engine, Outcome
-from baccarat.controller.engine.inputs import (
-    CutCardSeen,
-    DeviceReport,
-    DrawCard,
-    Input,
-    InputError,
-    NewShoe,
-    VoidRound,
-    check_origin,
+from baccarat.controller.config import Config
+from baccarat.controller.device_inputs import (
+    BadDataSummary,
+    device_input,
+    open_device,
+    restart_report,
+    watch_deaf,
 )
+from baccarat.controller.engine.engine import Engine, Outcome
+from baccarat.controller.engine.inputs import DeviceReport, Input, NewShoe, VoidRound
 from baccarat.controller.faults import (
     FAULT_EXIT,
     FAULT_TOPIC,
@@ -62,104 +58,29 @@ from baccarat.controller.journal.reader import JournalError
 from baccarat.controller.journal.records import as_recorded
 from baccarat.controller.journal.writer import Journal, JournalLockedError
 from baccarat.controller.metrics import TableMetrics, serve_metrics
+from baccarat.controller.positions import (
+    CURSOR_INTERVAL,
+    DEVICE_POSITION_INTERVAL,
+    PositionFiles,
+)
 from baccarat.controller.publisher import Outbox, OutMessage, Publisher, status_payload
 from baccarat.controller.recovery import gaps, older_messages
 from baccarat.drivers import events as ev
 from baccarat.drivers.codec import get_codec
-from baccarat.drivers.serial_source import SerialSource
 from baccarat.drivers.source import DeviceSource
-from baccarat.drivers.usb_source import UsbSettings, UsbSource
 from baccarat.messages.bodies import AlarmsMessage, Message
 from baccarat.messages.catalog import make_serializers
 
 log = logging.getLogger("baccarat.daemon")
 
-CURSOR_FILE: Final = "published"
-DEVICE_FILE: Final = "device-position"
-"""Beside the journal: the device frame the controller handled last, heartbeats included,
-and the newest frame the journal held then. Heartbeats are acknowledged and not journaled,
-so after minutes of them the journal's newest frame number has come round again (it has
-256): a restart must resume after the frame acknowledged last, not the one recorded last
-(PROTOCOL.md 6.6). Written every DEVICE_POSITION_INTERVAL, and at stop."""
-DEVICE_POSITION_INTERVAL: Final = 10.0
-"""Seconds between writes of ``device-position`` while running. The frames it lags behind
-are heartbeats (cards are in the journal, which is newer then); it must lag less than half
-the frame numbers' circle (128 heartbeats). Each write costs a daemon CPU: the cursor's,
-every half second, took a tenth of a dealing daemon's (bench/README.md, "The floor")."""
-CURSOR_INTERVAL: Final = 2.0
-"""Seconds between writes of the published cursor. It is a hint: after a crash, the
-messages of at most these last seconds are published again, and subscribers drop them by
-their ``seq``. Written every half second it took a tenth of a dealing daemon's CPU
-(bench/README.md, "The floor")."""
-BAD_DATA_INTERVAL: Final = 1.0
-"""Seconds: at most one bad_data alarm this often; rejected bytes in between are summed."""
 READY_TIMEOUT: Final = 5.0
 """Seconds to wait for the first device and broker attempts before READY=1."""
-DEAF_WINDOW: Final = 5.0
-"""Seconds in which a framed shoe that sends only frames already taken, and nothing new,
-counts as not hearing the controller's acknowledgements."""
-DEAF_REPEATS: Final = 3
-"""Frames sent again within :data:`DEAF_WINDOW` that make it so."""
 DEVICE_DRAIN_TIMEOUT: Final = 2.0
 """Seconds, on stop, to journal the events the device source has already read."""
 DRAIN_TIMEOUT: Final = 3.0
 """Seconds, on stop, to publish what is still in the outbox."""
 FAULT_REPORT_TIMEOUT: Final = 10.0
 """Seconds, after a journal fault, to reach the broker and hand it the fault, at most."""
-
-
-def open_device(device: DeviceConfig) -> DeviceSource | None:
-    """The source the configuration names, not yet started; ``None`` for kind = none."""
-    if device.kind == "serial":
-        assert device.path is not None
-        return SerialSource(device.path, device.protocol, baud=device.baud)
-    if device.kind == "usb":
-        settings = UsbSettings(
-            vendor_id=device.usb_vendor, product_id=device.usb_product, protocol=device.protocol
-        )
-        return UsbSource(settings)
-    return None
-
-
-class BadDataSummary:
-    """Rejected bytes summed for the ``bad_data`` alarm: every byte counted, once.
-
-    Timed on ``clock``, the monotonic clock: a step of the wall clock (NTP) neither
-    silences the alarm nor hurries it.
-    """
-
-    SAMPLE: Final = 16
-    """Bytes shown in the alarm's text, in hex."""
-
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
-        self.clock = clock
-        self.bytes = 0
-        self.pieces = 0
-        self.sample = b""
-        self.reason = ""
-        self._reported_at: float | None = None
-
-    def add(self, event: ev.Rejected) -> float:
-        """Count ``event``'s bytes; the seconds until the alarm is due (0 or less: now)."""
-        if not self.bytes:
-            self.reason = event.reason
-        self.bytes += event.size
-        self.pieces += 1
-        self.sample += event.data[: self.SAMPLE - len(self.sample)]
-        if self._reported_at is None:
-            return 0.0
-        return BAD_DATA_INTERVAL - (self.clock() - self._reported_at)
-
-    def take(self) -> str | None:
-        """The alarm's text for the bytes counted, and start counting again; ``None``: none."""
-        if not self.bytes:
-            return None
-        more = " ..." if self.bytes > len(self.sample) else ""
-        why = self.reason if self.pieces == 1 else f"{self.pieces} pieces, first {self.reason}"
-        text = f"{self.bytes} byte(s) rejected ({why}): {self.sample.hex(' ')}{more}"
-        self.bytes, self.pieces, self.sample = 0, 0, b""
-        self._reported_at = self.clock()
-        return text
 
 
 class Table:
@@ -191,15 +112,16 @@ class Table:
         """Where the device resumes after a restart: the frame handled last, if known."""
         self._recorded_device_seq: int | None = None  # the newest frame the journal holds
         self._handled_device_seq: int | None = None  # the newest frame handled, heartbeats too
-        self._device_path = Path(config.journal.folder) / DEVICE_FILE
         self.fatal = asyncio.Event()
         """Set when the daemon cannot go on (the journal cannot be written)."""
         self.fault: str | None = None
         """Why the daemon stops, if it is a fault (:meth:`stop_on_fault`)."""
         self._fault_locked = False
-        self._cursor_path = Path(config.journal.folder) / CURSOR_FILE
+        self.positions = PositionFiles(Path(config.journal.folder))
         self.clock = TableClock()
         """The time of each input: never before the journal's newest record (see clock.py)."""
+        self._clock_step: DeviceReport | None = None
+        """A step back of the clock, read and not yet journaled (:meth:`now`)."""
         self.bad_data = BadDataSummary()
         self._bad_flush: asyncio.TimerHandle | None = None
 
@@ -217,9 +139,9 @@ class Table:
         report = self.journal.open()
         self.journal.prove_writable()  # before the device is opened: no event read in vain
         self._recorded_device_seq = report.last_device_seq
-        self.last_device_seq = self._resume_point(report.last_device_seq)
+        self.last_device_seq = self.positions.resume_point(report.last_device_seq)
         self.clock = TableClock(newest_time(report.inputs))
-        cursor = self._read_cursor()
+        cursor = self.positions.read_cursor()
         older = older_messages(self.journal.folder, report.header, self.profile, cursor)
         self.engine = Engine.resume(self.profile, report.counters)
         regenerated = list(older.messages)
@@ -243,7 +165,7 @@ class Table:
         restart = restart_report(self.engine, self.config.device, self.now())
         if restart is not None:
             self.handle(restart)
-        self.now()  # a clock behind the journal's newest record is an alarm from the start
+        self.check_clock()  # a clock behind the journal's newest record: an alarm at once
         log.info(
             "journal: %d input(s) replayed, %d older file(s) for the %d message(s) to publish "
             "again (after seq %d), %d problem(s)%s",
@@ -253,81 +175,15 @@ class Table:
         )
         return len(report.inputs)
 
-    def _read_cursor(self) -> int:
-        """The ``seq`` of the last message the broker acknowledged (0: none yet)."""
-        try:
-            text = self._cursor_path.read_text(encoding="ascii").strip()
-        except FileNotFoundError:
-            return 0
-        except (OSError, UnicodeDecodeError) as exc:
-            log.warning("cannot read %s (%s): publishing all the journal holds",
-                        self._cursor_path, exc)
-            return 0
-        if not text.isdigit():
-            log.warning("%s holds %r, not a seq: publishing all the journal holds",
-                        self._cursor_path, text[:40])
-            return 0
-        return int(text)
-
     def write_cursor(self) -> None:
-        """Remember the last message the broker acknowledged (atomically, no fsync).
-
-        Raise ``OSError`` if the file cannot be written (its folder is the journal's: the
-        disk is full, read-only or failing).
-        """
-        acked = self.outbox.acked_seq
-        if acked is None:
-            return
-        _replace_file(self._cursor_path, f"{acked}\n")
+        """Remember the last message the broker acknowledged; ``OSError`` if it cannot."""
+        self.positions.write_cursor(self.outbox.acked_seq)
 
     def write_device_position(self) -> None:
-        """Remember the device frame handled last and the newest the journal held then.
-
-        Atomic, no fsync, like the cursor; ``OSError`` if it cannot be written.
-        """
-        handled = self._handled_device_seq
-        if handled is None:
-            return
-        recorded = "-" if self._recorded_device_seq is None else str(self._recorded_device_seq)
-        _replace_file(self._device_path, f"{handled} {recorded}\n")
-
-    def _resume_point(self, recorded: int | None) -> int | None:
-        """The frame after which the device resumes.
-
-        The file is a hint on a disk others can write: believed only where it is needed
-        and cannot skip a card. Resuming after ``recorded``, the journal's newest frame,
-        loses nothing unless that number has come round (PROTOCOL.md 6.6); the frame
-        handled last is taken instead only when the file was written with the journal as
-        it is and names a frame behind ``recorded`` on the circle (128 frames past it or
-        more: heartbeats only). A frame 1 to 127 past it is never taken: a false one would
-        acknowledge the device's cards in flight unseen, and a true one gains nothing.
-        """
-        try:
-            text = self._device_path.read_text(encoding="ascii").split()
-        except FileNotFoundError:
-            return recorded
-        except (OSError, UnicodeDecodeError) as exc:
-            log.warning("cannot read %s (%s): resuming after the journal's newest frame",
-                        self._device_path, exc)
-            return recorded
-        if (
-            len(text) != 2 or not text[0].isdigit() or int(text[0]) > 255
-            or not (text[1] == "-" or text[1].isdigit())
-        ):
-            log.warning("%s holds %r, not a device position: resuming after the journal's"
-                        " newest frame", self._device_path, " ".join(text)[:40])
-            return recorded
-        then = None if text[1] == "-" else int(text[1])
-        handled = int(text[0])
-        if recorded is None or then != recorded:
-            return recorded  # no frame to come round, or one recorded after it: newer
-        if not _behind(handled, recorded):
-            if handled != recorded:
-                log.info("%s names frame %d, %d after the journal's newest %d: resuming"
-                         " after the journal's", self._device_path, handled,
-                         (handled - recorded) & 0xFF, recorded)
-            return recorded
-        return handled
+        """Remember the device frame handled last and the newest the journal held then."""
+        self.positions.write_device_position(
+            self._handled_device_seq, self._recorded_device_seq
+        )
 
     def stop_on_fault(self, reason: str, *, locked: bool = False) -> None:
         """The journal's folder failed: log it in one line and stop, publishing the fault.
@@ -367,14 +223,25 @@ class Table:
 
         That is as the journal records it, so that a replay gives the same bytes. A system
         clock that reads earlier than the times already given out (a step back, or no RTC
-        and no NTP yet at a start) is a ``clock_behind`` alarm, once per step.
+        and no NTP yet at a start) is noted, and journaled as a ``clock_behind`` alarm, once
+        per step, ahead of the next input (:meth:`handle`) or by :meth:`check_clock`.
         """
         ts, step = self.clock.read()
         if step is not None:
             log.warning("clock: %s", step)
-            with contextlib.suppress(JournalError):  # handle has stopped the table
-                self.handle(DeviceReport("clock", step, ts=ts))
+            self._clock_step = DeviceReport("clock", step, ts=ts)
         return ts
+
+    def check_clock(self) -> None:
+        """Read the clock, and journal a step back now rather than with the next input."""
+        self.now()
+        with contextlib.suppress(JournalError):  # handle has stopped the table
+            self._report_clock()
+
+    def _report_clock(self) -> None:
+        report, self._clock_step = self._clock_step, None
+        if report is not None:
+            self.handle(report)
 
     def handle(self, inp: Input) -> Outcome:
         """Journal the input, apply it, queue what it produced.
@@ -382,6 +249,7 @@ class Table:
         Raise :class:`JournalError` if the journal cannot record it: then nothing of the
         input is published, ``fatal`` is set and the daemon stops.
         """
+        self._report_clock()  # a step back noted when this input's time was read
         counters = self.engine.counters() if isinstance(inp, NewShoe) else None
         if isinstance(inp, DeviceReport | VoidRound):
             inp = as_recorded(inp)  # free texts, as the journal will read them back
@@ -431,7 +299,7 @@ class Table:
         """Turn a device event into an engine input (or a note in the log)."""
         self.device_tried.set()
         arrived = self.now()
-        inp = _device_input(event, arrived)
+        inp = device_input(event, arrived)
         if inp is not None and event.seq is not None:
             inp = dataclasses.replace(inp, device_seq=event.seq)
         if isinstance(event, ev.Rejected):
@@ -553,34 +421,39 @@ class Table:
         elif self.last_device_seq is not None:
             device.resume_after(self.last_device_seq)
         async with asyncio.TaskGroup() as group:
-            tasks = [
+            # the publisher and the cursor go on until what is left is published; the
+            # others stop first (the device's reader once it has journaled what it read)
+            publishing = [
                 group.create_task(self.publisher.run(), name="publisher"),
                 group.create_task(self._cursor_loop(), name="cursor"),
+            ]
+            others = [
                 group.create_task(self._watchdog_loop(), name="watchdog"),
                 group.create_task(self._ready(), name="ready"),
             ]
+            reading: asyncio.Task[None] | None = None
             if device is not None:
-                tasks.append(group.create_task(self._read_device(device), name="device"))
+                reading = group.create_task(self._read_device(device), name="device")
+                others.append(reading)
                 if get_codec(self.config.device.protocol).resends_unacknowledged:
-                    tasks.append(group.create_task(self._deaf_watch(device), name="deaf"))
+                    deaf = watch_deaf(device, self._report, self.now)
+                    others.append(group.create_task(deaf, name="deaf"))
             if self.metrics is not None:
                 metrics = serve_metrics(self.metrics, self.config.metrics.host,
                                         self.config.metrics.port)
-                tasks.append(group.create_task(metrics, name="metrics"))
+                others.append(group.create_task(metrics, name="metrics"))
             await _first(stop.wait(), self.fatal.wait())
             log.info("stopping: closing the device")
             sdnotify.stopping(None if self.fault is None else f"journal fault: {self.fault}")
-            if device is not None:
+            if device is not None and reading is not None:
                 await device.stop()  # the source ends after the events it has read:
-                reading = next(t for t in tasks if t.get_name() == "device")
                 with contextlib.suppress(TimeoutError):  # a line shoe cannot send them again
                     await asyncio.wait_for(asyncio.shield(reading), DEVICE_DRAIN_TIMEOUT)
-            for task in tasks:
-                if task.get_name() not in ("publisher", "cursor"):
-                    task.cancel()
+            for task in others:
+                task.cancel()
             await self._drain()
             self.publisher.stopping = True
-            for task in tasks:
+            for task in publishing:
                 task.cancel()
             log.info("stopping: waiting for the tasks")
         try:
@@ -588,7 +461,8 @@ class Table:
             self.write_device_position()
         except OSError as exc:  # a hint only: a restart publishes more again, that is all
             level = logging.WARNING if self.fault is None else logging.DEBUG  # said already
-            log.log(level, "cannot write %s: %s", self._cursor_path, exc.strerror or exc)
+            log.log(level, "cannot write %s: %s", self.positions.cursor_path,
+                    exc.strerror or exc)
         self.journal.close()
 
     async def _report_fault(self, stop: asyncio.Event) -> None:
@@ -623,36 +497,6 @@ class Table:
             except JournalError:
                 return
 
-    async def _deaf_watch(self, device: DeviceSource) -> None:
-        """A shoe that repeats what it sent and sends nothing new does not hear us: alarm.
-
-        Its frames reach the controller (the link is up) but the controller's ACKs do not
-        reach it (the cable's line towards the shoe), so it sends its window again and
-        again and no card gets through. ``shoe_deaf`` is raised once, retained while it
-        lasts, and cleared by the first new frame.
-        """
-        before = dict(device.counters)
-        deaf = False
-        while True:
-            await asyncio.sleep(DEAF_WINDOW)
-            now_counters = dict(device.counters)
-            repeated = now_counters.get("duplicates", 0) - before.get("duplicates", 0)
-            new = now_counters.get("events", 0) - before.get("events", 0)
-            before = now_counters
-            if not deaf and repeated >= DEAF_REPEATS and new == 0:
-                deaf = True
-                text = (
-                    f"the shoe sent {repeated} frames again and nothing new in"
-                    f" {DEAF_WINDOW:.0f} s: it does not hear the controller's acknowledgements"
-                    " (check the cable's line towards the shoe)"
-                )
-                log.error("device: %s", text)
-                self._report(DeviceReport("shoe_deaf", text, ts=self.now()))
-            elif deaf and new:
-                deaf = False
-                log.info("device: the shoe hears the controller again")
-                self._report(DeviceReport("shoe_hears", ts=self.now()))
-
     def _report(self, report: DeviceReport) -> None:
         with contextlib.suppress(JournalError):  # handle has stopped the table
             self.handle(report)
@@ -683,13 +527,13 @@ class Table:
         since_device = 0.0
         while True:
             await asyncio.sleep(CURSOR_INTERVAL)
-            self.now()  # a clock stepped back while no input comes is an alarm all the same
+            self.check_clock()  # a clock stepped back while no input comes: an alarm too
             if self.outbox.acked_seq != last:
                 last = self.outbox.acked_seq
                 try:
                     self.write_cursor()
                 except OSError as exc:
-                    reason = f"cannot write {self._cursor_path}: {exc.strerror or exc}"
+                    reason = f"cannot write {self.positions.cursor_path}: {exc.strerror or exc}"
                     self.stop_on_fault(reason)
                     return
             since_device += CURSOR_INTERVAL
@@ -700,7 +544,7 @@ class Table:
                 try:
                     self.write_device_position()
                 except OSError as exc:
-                    reason = f"cannot write {self._device_path}: {exc.strerror or exc}"
+                    reason = f"cannot write {self.positions.device_path}: {exc.strerror or exc}"
                     self.stop_on_fault(reason)
                     return
 
@@ -726,23 +570,6 @@ class Table:
                 log.warning("the broker did not take the fault within %.0f s", seconds)
 
 
-def _behind(seq: int, reference: int) -> bool:
-    """Whether frame ``seq`` is 128 to 255 frames past ``reference`` (modulo 256): behind it."""
-    return (seq - reference) & 0xFF >= 128
-
-
-def _replace_file(path: Path, text: str) -> None:
-    """Write ``path`` whole or not at all (a file beside it, renamed over it; no fsync)."""
-    tmp = path.with_suffix(".tmp")
-    try:
-        tmp.write_text(text, encoding="ascii")
-        os.replace(tmp, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
-        raise
-
-
 async def _first(*waits: Any) -> None:
     """Until the first of these coroutines finishes; the others are cancelled."""
     tasks = [asyncio.ensure_future(w) for w in waits]
@@ -757,71 +584,6 @@ def newest_time(inputs: list[Input]) -> float | None:
     """The latest time among the journal's inputs (the clock's floor), if any has one."""
     times = [inp.ts for inp in inputs if inp.ts is not None]
     return max(times) if times else None
-
-
-def restart_report(engine: Engine, device: DeviceConfig, ts: float) -> DeviceReport | None:
-    """The alarm for a restart during a round, if the device cannot resend what it sent.
-
-    A device whose codec resends what was not acknowledged (``framed``) keeps each card
-    until the journal holds it; another (a ``line`` shoe) does not: a card dealt while the
-    daemon was down may be missing (a port that held the bytes gives them, but the daemon
-    cannot know that none were lost), so the pit checks the round on the table against the
-    cards the controller has.
-    """
-    rnd = engine.round
-    if device.kind == "none" or rnd is None or rnd.closed:
-        return None
-    if get_codec(device.protocol).resends_unacknowledged:
-        return None
-    cards = ", ".join(f"{d.position} {d.card or 'unreadable'}" for d in rnd.dealt) or "none"
-    text = (
-        f"the controller restarted during round {rnd.number}; cards it has: {cards}; "
-        f"next: {rnd.next_card or 'none'}. A card dealt while it was down may be missing: "
-        "check the round on the table against these cards (void it if they differ)"
-    )
-    return DeviceReport("restart", text, ts=ts)
-
-
-def _device_input(event: ev.DeviceEvent, ts: float) -> Input | None:
-    """The engine input a device event stands for, if any."""
-    if isinstance(event, ev.CardDrawn):
-        return DrawCard(event.card, ts=ts)
-    if isinstance(event, ev.UnreadableCard):
-        return DrawCard(None, ts=ts)
-    if isinstance(event, ev.CutCard):
-        return CutCardSeen(ts=ts)
-    if isinstance(event, ev.DealerButton):
-        try:
-            return button_input(event.button, ts)
-        except KeyError:
-            return DeviceReport("fault", f"unknown dealer button {event.button!r}", ts=ts)
-    if isinstance(event, ev.ShoeInserted | ev.ShuffleDone):
-        return NewShoe(ts=ts)  # a freshly loaded shoe, or the shuffler's new shoe
-    if isinstance(event, ev.DeviceFault):
-        return DeviceReport("fault", f"code {event.code}: {event.text}", ts=ts)
-    if isinstance(event, ev.LinkDown):
-        return DeviceReport("link_down", event.reason, ts=ts)
-    if isinstance(event, ev.LinkUp):
-        return DeviceReport("link_up", event.detail, ts=ts)
-    if isinstance(event, ev.SequenceGap):
-        return DeviceReport("sequence_gap", event.detail, ts=ts)
-    return None
-
-
-def command_origin(operator: str) -> str:
-    """The origin of a command from the topic's operator level (``pit`` without one).
-
-    The broker's ACL ties that level to the account that sent the command
-    (examples/mosquitto/acl), so the origin names who really sent it.
-    """
-    if not operator:
-        return "pit"
-    try:
-        return check_origin(f"pit/{operator}")
-    except InputError:
-        raise CommandError(
-            f"bad operator {operator[:40]!r} in the topic: letters, digits, _ . @ -, at most 64"
-        ) from None
 
 
 async def run_table(config: Config) -> int:

@@ -2,7 +2,7 @@
 
 The virtual dealer (``sim_hardware.dealer``, the one the virtual shoe plays) deals a whole
 seeded shoe by a profile, with mistakes of every kind at a high rate; its events become the
-engine's inputs through the daemon's own translation (``table._device_input``), in the
+engine's inputs through the daemon's own translation (``device_inputs.device_input``), in the
 profile's default open mode for a framed shoe (``Config.rule_profile``). A pit settles each
 alarm as a pit boss who has looked at the table would (``support.table_truth``), through the
 real command parser, but only some events after it was raised, so that the dealer's cards
@@ -27,9 +27,9 @@ from hypothesis import strategies as st
 
 from baccarat.controller.commands import parse_command
 from baccarat.controller.config import Config
+from baccarat.controller.device_inputs import device_input
 from baccarat.controller.engine.engine import Engine
 from baccarat.controller.engine.inputs import Input
-from baccarat.controller.table import _device_input
 from baccarat.sim_hardware.dealer import Dealer, Step
 from support.table_truth import Body, check, correction
 
@@ -94,7 +94,7 @@ class Run:
             if step is None:
                 break
             self.steps.append(step)
-            inp = _device_input(step.event, float(self.tick))
+            inp = device_input(step.event, float(self.tick))
             if inp is not None:
                 self.feed(inp)
         while self.due:

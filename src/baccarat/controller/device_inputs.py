@@ -1,0 +1,178 @@
+"""What the device says, as the engine's inputs: its events, bad bytes, a restart, deafness.
+
+The table (``controller/table.py``) feeds every device event through :func:`device_input`;
+rejected bytes are summed by :class:`BadDataSummary` into at most one ``bad_data`` alarm a
+second; a restart in the middle of a round of a device that cannot resend is
+:func:`restart_report`'s alarm; and :func:`watch_deaf` notices a shoe that does not hear
+the controller.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from typing import Final
+
+from baccarat.controller.commands import button_input
+from baccarat.controller.config import DeviceConfig
+from baccarat.controller.engine.engine import Engine
+from baccarat.controller.engine.inputs import (
+    CutCardSeen,
+    DeviceReport,
+    DrawCard,
+    Input,
+    NewShoe,
+)
+from baccarat.drivers import events as ev
+from baccarat.drivers.codec import get_codec
+from baccarat.drivers.serial_source import SerialSource
+from baccarat.drivers.source import DeviceSource
+from baccarat.drivers.usb_source import UsbSettings, UsbSource
+
+log = logging.getLogger("baccarat.daemon")
+
+BAD_DATA_INTERVAL: Final = 1.0
+"""Seconds: at most one bad_data alarm this often; rejected bytes in between are summed."""
+DEAF_WINDOW: Final = 5.0
+"""Seconds in which a framed shoe that sends only frames already taken, and nothing new,
+counts as not hearing the controller's acknowledgements."""
+DEAF_REPEATS: Final = 3
+"""Frames sent again within :data:`DEAF_WINDOW` that make it so."""
+
+
+def open_device(device: DeviceConfig) -> DeviceSource | None:
+    """The source the configuration names, not yet started; ``None`` for kind = none."""
+    if device.kind == "serial":
+        assert device.path is not None
+        return SerialSource(device.path, device.protocol, baud=device.baud)
+    if device.kind == "usb":
+        settings = UsbSettings(
+            vendor_id=device.usb_vendor, product_id=device.usb_product, protocol=device.protocol
+        )
+        return UsbSource(settings)
+    return None
+
+
+class BadDataSummary:
+    """Rejected bytes summed for the ``bad_data`` alarm: every byte counted, once.
+
+    Timed on ``clock``, the monotonic clock: a step of the wall clock (NTP) neither
+    silences the alarm nor hurries it.
+    """
+
+    SAMPLE: Final = 16
+    """Bytes shown in the alarm's text, in hex."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self.bytes = 0
+        self.pieces = 0
+        self.sample = b""
+        self.reason = ""
+        self._reported_at: float | None = None
+
+    def add(self, event: ev.Rejected) -> float:
+        """Count ``event``'s bytes; the seconds until the alarm is due (0 or less: now)."""
+        if not self.bytes:
+            self.reason = event.reason
+        self.bytes += event.size
+        self.pieces += 1
+        self.sample += event.data[: self.SAMPLE - len(self.sample)]
+        if self._reported_at is None:
+            return 0.0
+        return BAD_DATA_INTERVAL - (self.clock() - self._reported_at)
+
+    def take(self) -> str | None:
+        """The alarm's text for the bytes counted, and start counting again; ``None``: none."""
+        if not self.bytes:
+            return None
+        more = " ..." if self.bytes > len(self.sample) else ""
+        why = self.reason if self.pieces == 1 else f"{self.pieces} pieces, first {self.reason}"
+        text = f"{self.bytes} byte(s) rejected ({why}): {self.sample.hex(' ')}{more}"
+        self.bytes, self.pieces, self.sample = 0, 0, b""
+        self._reported_at = self.clock()
+        return text
+
+
+def device_input(event: ev.DeviceEvent, ts: float) -> Input | None:
+    """The engine input a device event stands for, if any."""
+    if isinstance(event, ev.CardDrawn):
+        return DrawCard(event.card, ts=ts)
+    if isinstance(event, ev.UnreadableCard):
+        return DrawCard(None, ts=ts)
+    if isinstance(event, ev.CutCard):
+        return CutCardSeen(ts=ts)
+    if isinstance(event, ev.DealerButton):
+        try:
+            return button_input(event.button, ts)
+        except KeyError:
+            return DeviceReport("fault", f"unknown dealer button {event.button!r}", ts=ts)
+    if isinstance(event, ev.ShoeInserted | ev.ShuffleDone):
+        return NewShoe(ts=ts)  # a freshly loaded shoe, or the shuffler's new shoe
+    if isinstance(event, ev.DeviceFault):
+        return DeviceReport("fault", f"code {event.code}: {event.text}", ts=ts)
+    if isinstance(event, ev.LinkDown):
+        return DeviceReport("link_down", event.reason, ts=ts)
+    if isinstance(event, ev.LinkUp):
+        return DeviceReport("link_up", event.detail, ts=ts)
+    if isinstance(event, ev.SequenceGap):
+        return DeviceReport("sequence_gap", event.detail, ts=ts)
+    return None
+
+
+def restart_report(engine: Engine, device: DeviceConfig, ts: float) -> DeviceReport | None:
+    """The alarm for a restart during a round, if the device cannot resend what it sent.
+
+    A device whose codec resends what was not acknowledged (``framed``) keeps each card
+    until the journal holds it; another (a ``line`` shoe) does not: a card dealt while the
+    daemon was down may be missing (a port that held the bytes gives them, but the daemon
+    cannot know that none were lost), so the pit checks the round on the table against the
+    cards the controller has.
+    """
+    rnd = engine.round
+    if device.kind == "none" or rnd is None or rnd.closed:
+        return None
+    if get_codec(device.protocol).resends_unacknowledged:
+        return None
+    cards = ", ".join(f"{d.position} {d.card or 'unreadable'}" for d in rnd.dealt) or "none"
+    text = (
+        f"the controller restarted during round {rnd.number}; cards it has: {cards}; "
+        f"next: {rnd.next_card or 'none'}. A card dealt while it was down may be missing: "
+        "check the round on the table against these cards (void it if they differ)"
+    )
+    return DeviceReport("restart", text, ts=ts)
+
+
+async def watch_deaf(
+    device: DeviceSource, report: Callable[[DeviceReport], None], now: Callable[[], float]
+) -> None:
+    """A shoe that repeats what it sent and sends nothing new does not hear us: alarm.
+
+    Its frames reach the controller (the link is up) but the controller's ACKs do not
+    reach it (the cable's line towards the shoe), so it sends its window again and
+    again and no card gets through. ``shoe_deaf`` is raised once, retained while it
+    lasts, and cleared by the first new frame.
+    """
+    before = dict(device.counters)
+    deaf = False
+    while True:
+        await asyncio.sleep(DEAF_WINDOW)
+        now_counters = dict(device.counters)
+        repeated = now_counters.get("duplicates", 0) - before.get("duplicates", 0)
+        new = now_counters.get("events", 0) - before.get("events", 0)
+        before = now_counters
+        if not deaf and repeated >= DEAF_REPEATS and new == 0:
+            deaf = True
+            text = (
+                f"the shoe sent {repeated} frames again and nothing new in"
+                f" {DEAF_WINDOW:.0f} s: it does not hear the controller's acknowledgements"
+                " (check the cable's line towards the shoe)"
+            )
+            log.error("device: %s", text)
+            report(DeviceReport("shoe_deaf", text, ts=now()))
+        elif deaf and new:
+            deaf = False
+            log.info("device: the shoe hears the controller again")
+            report(DeviceReport("shoe_hears", ts=now()))

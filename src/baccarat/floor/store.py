@@ -93,6 +93,8 @@ class Quarantined:
     payload: bytes
     reason: str
     received: float
+    cause: str = "shape"
+    """The reason's class (:data:`baccarat.floor.bodies.CAUSES`), for the recorder's count."""
 
     def row(self) -> tuple[Any, ...]:
         """The ``quarantine`` row: the topic and reason made safe for any database."""

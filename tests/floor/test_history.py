@@ -111,17 +111,40 @@ def test_no_form_of_history_breaks_on_the_corpus(
         assert to_csv([]).splitlines()[0] == out.splitlines()[0]
 
 
-def test_check_reports_a_tail_older_than_the_online_status(db_url: str, capsys: Any) -> None:
+def test_check_no_longer_takes_an_online_status_for_a_missing_tail(
+    db_url: str, capsys: Any
+) -> None:
+    """A table that said online after its newest message was idle, not short of messages."""
     store = open_store(db_url)
     bodies = good_round()
     store.add([Received("T1", "baccarat/T1/x", b, json.dumps(b), 100.0) for b in bodies])
     online = {"schema": 1, "type": "status", "state": "online", "table": "T1"}
     store.add([Received("T1", "baccarat/T1/status", online, json.dumps(online), 200.0)])
-    store.add([Received("T2", "baccarat/T2/status", online, json.dumps(online), 50.0)])
-    store.add([Received("T2", "baccarat/T2/x", b, json.dumps(b), 60.0) for b in bodies])
     store.close()
-    assert main(["history", "--db", db_url, "--check"]) == 1
+    assert main(["history", "--db", db_url, "--check"]) == 0
     err = capsys.readouterr().err
-    assert "T1: recorded tail (seq 5, received 1970-01-01T00:01:40+00:00) is older" in err
-    assert "T2:" not in err
-    assert main(["history", "--db", db_url, "--check", "--table", "T2"]) == 0
+    assert "T1:" not in err
+    assert "tails not checked (--broker HOST" in err
+
+
+def test_a_tail_is_missing_when_the_broker_retains_a_newer_seq() -> None:
+    from baccarat.floor.retained import RetainedSeq, missing_tails
+    from baccarat.floor.store import TableTail
+
+    tails = [TableTail("T1", 9, 1.0, None, None), TableTail("T2", 4, 1.0, None, None)]
+    retained = {
+        "T1": RetainedSeq("T1", 9, "baccarat/T1/recall"),
+        "T2": RetainedSeq("T2", 7, "baccarat/T2/round"),
+        "T3": RetainedSeq("T3", 1, "baccarat/T3/shoe"),
+    }
+    assert missing_tails(tails, retained) == [
+        "T2: tail missing: the broker holds baccarat/T2/round seq 7, the database seq 4:"
+        " seq 5-7 not recorded (lost, or the recorder is behind)",
+        "T3: tail missing: the broker holds baccarat/T3/shoe seq 1, the database nothing:"
+        " seq 1 not recorded (lost, or the recorder is behind)",
+    ]
+
+
+def test_broker_goes_with_db_and_check(capsys: Any) -> None:
+    assert main(["history", "--messages", "-", "--broker", "localhost"]) == 2
+    assert "--broker goes with --db and --check" in capsys.readouterr().err

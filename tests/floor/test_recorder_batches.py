@@ -76,6 +76,7 @@ async def test_the_repro_is_quarantined_and_the_rest_stored(store: Store) -> Non
     assert "outside 64 bits" in reasons[0]
     assert "lone surrogate" in reasons[1]
     assert recorder.counters.quarantined == 2
+    assert recorder.counters.quarantined_by == {"shape": 1, "encoding": 1}
 
 
 async def test_a_batch_the_database_refuses_is_stored_one_by_one(store: Store) -> None:
@@ -88,6 +89,7 @@ async def test_a_batch_the_database_refuses_is_stored_one_by_one(store: Store) -
     assert reason.startswith("the database refused it: DataError")
     assert json.loads(payload) == card(3)
     assert (recorder.counters.refused, recorder.counters.quarantined) == (1, 1)
+    assert recorder.counters.quarantined_by == {"database": 1}
     assert refusing.calls == 1 + 5 + 1  # the batch, each alone, the quarantine row
 
 

@@ -126,6 +126,22 @@ def test_quarantined_messages_are_kept_with_their_reason(store: Store) -> None:
     assert store.count() == 1
 
 
+def test_the_quarantine_by_topic_counts_and_names_the_newest_reason(store: Store) -> None:
+    from baccarat.floor.store import Quarantined, QuarantineTopic
+
+    assert store.quarantine_topics() == []
+    store.add([], [
+        Quarantined("baccarat/T1/card", b"a", "first", 5.0),
+        Quarantined("baccarat/T2/round", b"b", "second", 6.0),
+        Quarantined("baccarat/T1/card", b"c", "third", 7.0),
+    ])
+    assert store.quarantine_topics() == [
+        QuarantineTopic("baccarat/T1/card", 2, 7.0, "third"),
+        QuarantineTopic("baccarat/T2/round", 1, 6.0, "second"),
+    ]
+    assert [t.topic for t in store.quarantine_topics(1)] == ["baccarat/T1/card"]
+
+
 def test_the_store_reconnects(store: Store) -> None:
     store.add([received("T1", card(1))])
     store.reconnect()

@@ -11,9 +11,12 @@ import argparse
 import json
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
-from baccarat.floor.history import Skipped, behind_status, gaps, parse_time, rounds, to_csv
+from baccarat.boards.feed import parse_broker
+from baccarat.floor.history import Skipped, gaps, parse_time, rounds, to_csv
+from baccarat.floor.retained import BrokerReadError, RetainedSeq, missing_tails, read_retained
 from baccarat.floor.store import StoreError, TableTail, open_store
 
 
@@ -28,9 +31,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--until", type=_time, help="ISO time or Unix seconds (excluded)")
     parser.add_argument("--csv", action="store_true", help="CSV with a header row")
     parser.add_argument("--check", action="store_true",
-                        help="also report seq gaps per table, a table whose recorded tail is"
-                        " older than its online status, and bodies history could not use"
-                        " (exit 1 if any)")
+                        help="also report seq gaps per table, bodies history could not use,"
+                        " and (with --broker) a table whose tail is missing: the broker"
+                        " retains a newer seq than the database holds (exit 1 if any)")
+    parser.add_argument("--broker", metavar="HOST[:PORT]",
+                        help="with --check: the floor broker, whose retained state is compared"
+                        " with the database's newest messages")
+    parser.add_argument("--prefix", default="baccarat", help="the tables' topic prefix")
+    parser.add_argument("--username", help="the check's broker account (it only reads)")
+    parser.add_argument("--password-file", type=Path, help="a file holding its password")
 
 
 def _time(text: str) -> float:
@@ -43,10 +52,14 @@ def _time(text: str) -> float:
 def run(args: argparse.Namespace) -> int:
     """Print or export the rounds."""
     skipped = Skipped()
+    if args.broker is not None and (args.db is None or not args.check):
+        print("baccarat history: --broker goes with --db and --check", file=sys.stderr)
+        return 2
     try:
         messages = list(_messages(args, skipped))
         tails = _tails(args) if args.check else []
-    except (StoreError, OSError, ValueError) as exc:
+        retained = _retained(args) if args.check and args.broker is not None else None
+    except (StoreError, OSError, ValueError, BrokerReadError) as exc:
         print(f"baccarat history: {exc}", file=sys.stderr)
         return 2
     history = list(rounds(messages, skipped))
@@ -66,10 +79,23 @@ def run(args: argparse.Namespace) -> int:
     for table, runs in missing.items():
         text = ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs)
         print(f"{table}: seq missing: {text}", file=sys.stderr)
-    behind = behind_status(tails)
+    behind = [] if retained is None else missing_tails(tails, retained)
     for line in behind:
         print(line, file=sys.stderr)
+    if retained is None and args.db is not None:
+        print("baccarat history: tails not checked (--broker HOST compares the broker's"
+              " retained state with the database)", file=sys.stderr)
     return 1 if missing or behind or skipped.count else 0
+
+
+def _retained(args: argparse.Namespace) -> dict[str, RetainedSeq]:
+    host, port = parse_broker(args.broker)
+    password = None
+    if args.password_file is not None:
+        password = args.password_file.read_text(encoding="utf-8").strip()
+    found = read_retained(host, port, prefix=args.prefix, username=args.username,
+                          password=password)
+    return {t: seq for t, seq in found.items() if args.table is None or t == args.table}
 
 
 def _tails(args: argparse.Namespace) -> list[TableTail]:

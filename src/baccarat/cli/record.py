@@ -1,12 +1,13 @@
-"""``baccarat record --broker HOST[:PORT] --db URL``: the floor recorder.
+"""``baccarat record --broker HOST[:PORT] --db URL [--metrics-port N]``: the floor recorder.
 
-See :mod:`baccarat.floor.recorder`.
+See :mod:`baccarat.floor.recorder`; its metrics: :mod:`baccarat.floor.metrics`.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import os
 import signal
@@ -15,8 +16,10 @@ from pathlib import Path
 
 from baccarat import logs
 from baccarat.boards.feed import parse_broker
+from baccarat.floor.metrics import RecorderMetrics
 from baccarat.floor.recorder import BrokerAddress, Recorder
 from baccarat.floor.store import Store, StoreError, open_store
+from baccarat.metrics_http import serve_page
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,6 +36,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--client-id", default="baccarat-recorder",
         help="stable: the broker keeps this session's messages while the recorder is away",
     )
+    parser.add_argument(
+        "--metrics-port", type=int, metavar="N",
+        help="serve Prometheus metrics on http://HOST:N/metrics (the lag, the counters)",
+    )
+    parser.add_argument(
+        "--metrics-host", default="127.0.0.1",
+        help="address of the metrics endpoint (127.0.0.1: only this machine)",
+    )
     parser.add_argument("--log-level", default="INFO")
     parser.add_argument("--log-format", choices=logs.FORMATS,
                         default=os.environ.get("BACCARAT_LOG_FORMAT", "text"))
@@ -45,6 +56,10 @@ def run(args: argparse.Namespace) -> int:
         host, port = parse_broker(args.broker)
     except ValueError as exc:
         print(f"baccarat record: --broker: {exc}", file=sys.stderr)
+        return 2
+    if args.metrics_port is not None and not 0 < args.metrics_port < 65536:
+        print(f"baccarat record: bad port for --metrics-port: {args.metrics_port}",
+              file=sys.stderr)
         return 2
     password = None
     if args.password_file is not None:
@@ -63,19 +78,34 @@ def run(args: argparse.Namespace) -> int:
         print(f"baccarat record: {exc}", file=sys.stderr)
         return 2
     try:
-        asyncio.run(_record(broker, store, args.prefix))
+        metrics = None if args.metrics_port is None else (args.metrics_host, args.metrics_port)
+        asyncio.run(_record(broker, store, args.prefix, metrics))
     finally:
         store.close()
     return 0
 
 
-async def _record(broker: BrokerAddress, store: Store, prefix: str) -> None:
+async def _record(
+    broker: BrokerAddress, store: Store, prefix: str, metrics: tuple[str, int] | None
+) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     recorder = Recorder(broker, store, prefix=prefix)
-    await recorder.run(stop)
+    serving = None
+    if metrics is not None:
+        page = RecorderMetrics(recorder).page
+        serving = asyncio.create_task(
+            serve_page(page, *metrics, name="recorder metrics"), name="recorder-metrics"
+        )
+    try:
+        await recorder.run(stop)
+    finally:
+        if serving is not None:
+            serving.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await serving
     c = recorder.counters
     logging.getLogger("baccarat.floor").info(
         "stopped: %d received, %d stored, %d duplicate(s), %d conflict(s), %d quarantined"

@@ -21,21 +21,19 @@
 The game's figures are counted from the messages the engine produced since the daemon
 started (the replay of the current shoe's journal file included), so they start again at
 a restart, as Prometheus counters may. Everything is read on the event loop when the page
-is asked for: no thread, nothing shared.
+is asked for: no thread, nothing shared. The server (its connection cap and timeouts) is
+:mod:`baccarat.metrics_http`, shared with the floor recorder.
 """
 
 from __future__ import annotations
 
-import asyncio
-import logging
 import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from functools import partial
 from typing import Final, Protocol
 
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
@@ -51,18 +49,8 @@ from baccarat.messages.bodies import (
     ResultMessage,
     VoidMessage,
 )
+from baccarat.metrics_http import serve_page
 
-log = logging.getLogger(__name__)
-
-REQUEST_TIMEOUT: Final = 5.0
-"""Seconds a scraper has to send its request and take the answer: an idle connection is
-closed after it."""
-CLOSE_TIMEOUT: Final = 2.0
-"""Seconds for the answer to leave once the connection is closed; then it is cut."""
-MAX_CONNECTIONS: Final = 32
-"""Connections served at once; one more is closed at once, unread. Every connection holds a
-file descriptor, and so does every write of the journal: idle connections by the thousand
-must not stop the table (a scraper needs one)."""
 FDATASYNC_BUCKETS: Final = (
     0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0, 5.0
 )
@@ -243,72 +231,10 @@ def _labelled(
 
 
 async def serve_metrics(metrics: TableMetrics, host: str, port: int) -> None:
-    """Answer ``GET /metrics`` on ``host:port`` until cancelled.
+    """Answer ``GET /metrics`` on ``host:port`` until cancelled (:mod:`baccarat.metrics_http`).
 
     A port that cannot be had is logged as an error and the table goes on without metrics:
-    they are never a reason to stop dealing. At most :data:`MAX_CONNECTIONS` are served at
-    once, each for :data:`REQUEST_TIMEOUT` at most.
+    they are never a reason to stop dealing. At most ``MAX_CONNECTIONS`` are served at
+    once, each for ``REQUEST_TIMEOUT`` at most.
     """
-    served: set[asyncio.StreamWriter] = set()
-    try:
-        server = await asyncio.start_server(partial(_admit, metrics, served), host, port)
-    except OSError as exc:
-        log.error(  # noqa: TRY400 - one line, no traceback: the cause is in the text
-            "metrics: cannot listen on %s:%d: %s", host, port, exc.strerror or exc
-        )
-        return
-    log.info("metrics on http://%s:%d/metrics", host, port)
-    async with server:
-        await server.serve_forever()
-
-
-async def _admit(
-    metrics: TableMetrics,
-    served: set[asyncio.StreamWriter],
-    reader: asyncio.StreamReader,
-    writer: asyncio.StreamWriter,
-) -> None:
-    """Answer the connection, or close it at once if :data:`MAX_CONNECTIONS` are served."""
-    if len(served) >= MAX_CONNECTIONS:
-        writer.transport.abort()
-        return
-    served.add(writer)
-    try:
-        await _answer(metrics, reader, writer)
-    finally:
-        served.discard(writer)
-
-
-async def _answer(
-    metrics: TableMetrics, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-) -> None:
-    try:
-        async with asyncio.timeout(REQUEST_TIMEOUT):
-            request = await reader.readline()
-            while await reader.readline() not in (b"\r\n", b"\n", b""):
-                pass  # headers: not needed
-        writer.write(_response(metrics, request))
-        await writer.drain()
-    except (TimeoutError, ValueError, ConnectionError):
-        pass  # a scraper that is too slow, sends a line too long, or goes away
-    finally:
-        writer.close()
-        try:
-            async with asyncio.timeout(CLOSE_TIMEOUT):
-                await writer.wait_closed()
-        except (TimeoutError, ConnectionError):
-            writer.transport.abort()  # a client that does not read its answer
-
-def _response(metrics: TableMetrics, request: bytes) -> bytes:
-    parts = request.decode("latin-1").split()
-    if len(parts) == 3 and parts[0] == "GET" and parts[1].split("?")[0] == "/metrics":
-        return _http("200 OK", CONTENT_TYPE_LATEST, metrics.page())
-    return _http("404 Not Found", "text/plain; charset=utf-8", b"only /metrics is here\n")
-
-
-def _http(status: str, content_type: str, body: bytes) -> bytes:
-    head = (
-        f"HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\n"
-        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
-    )
-    return head.encode("latin-1") + body
+    await serve_page(metrics.page, host, port)

@@ -104,8 +104,21 @@ _SURROGATE_ESCAPE: Final = re.compile(rb"\\u[dD][89a-fA-F]", re.ASCII)
 """A ``\\uD800``-``\\uDFFF`` escape: the only way a lone surrogate gets into decoded JSON."""
 
 
+CAUSES: Final = ("topic", "size", "encoding", "shape", "database")
+"""The classes of quarantine reasons, as the recorder counts them: a topic that is no
+table's, a body too large or too deep, one that is not JSON text (or empty), one that is
+not what its topic carries, one the database refused."""
+
+
 class Refused(ValueError):  # noqa: N818 - a verdict, raised and caught at once
-    """A body that must not be stored; the text is the reason the quarantine keeps."""
+    """A body that must not be stored; the text is the reason the quarantine keeps.
+
+    ``cause`` is its class, one of :data:`CAUSES`.
+    """
+
+    def __init__(self, reason: str, cause: str = "shape") -> None:
+        super().__init__(reason)
+        self.cause = cause
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,18 +133,18 @@ class Screened:
 def screen(kind: str, payload: bytes) -> Screened:
     """The body of ``payload`` on a topic whose last level is ``kind``, or :class:`Refused`."""
     if kind not in TOPIC_TYPES:
-        raise Refused(f"unknown topic {shown(kind)}")
+        raise Refused(f"unknown topic {shown(kind)}", "topic")
     if len(payload) > MAX_BYTES:
-        raise Refused(f"body of {len(payload)} bytes, over the {MAX_BYTES} allowed")
+        raise Refused(f"body of {len(payload)} bytes, over the {MAX_BYTES} allowed", "size")
     try:
         text = payload.decode("utf-8")
         body = json.loads(text, parse_constant=_no_constant)
     except UnicodeDecodeError as exc:
-        raise Refused(f"not UTF-8: {exc.reason} at byte {exc.start}") from None
+        raise Refused(f"not UTF-8: {exc.reason} at byte {exc.start}", "encoding") from None
     except RecursionError:  # the decoder's own limit, far deeper than MAX_DEPTH
-        raise Refused(f"nested deeper than the {MAX_DEPTH} allowed") from None
+        raise Refused(f"nested deeper than the {MAX_DEPTH} allowed", "size") from None
     except ValueError as exc:  # JSONDecodeError, too many digits, NaN
-        raise Refused(f"not JSON: {exc}") from None
+        raise Refused(f"not JSON: {exc}", "encoding") from None
     if not isinstance(body, dict):
         raise Refused(f"not a JSON object but {json_kind(body)}")
     _check_values(body, strings=_SURROGATE_ESCAPE.search(payload) is not None)
@@ -206,7 +219,7 @@ def _check_values(body: dict[str, Any], *, strings: bool) -> None:
         value, depth = stack.pop()
         if isinstance(value, dict | list):
             if depth > MAX_DEPTH:
-                raise Refused(f"nested deeper than the {MAX_DEPTH} allowed")
+                raise Refused(f"nested deeper than the {MAX_DEPTH} allowed", "size")
             items = value.values() if isinstance(value, dict) else value
             stack.extend((item, depth + 1) for item in items)
             if strings and isinstance(value, dict):
@@ -223,4 +236,4 @@ def _check_values(body: dict[str, Any], *, strings: bool) -> None:
             try:
                 value.encode("utf-8")
             except UnicodeEncodeError:
-                raise Refused(f"string {shown(value)} holds a lone surrogate") from None
+                raise Refused(f"string {shown(value)} holds a lone surrogate", "encoding") from None

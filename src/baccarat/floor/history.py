@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from baccarat.floor.bodies import field_problem, json_kind, shown
-from baccarat.floor.store import TableTail
 
 CSV_COLUMNS: Final = (
     "table", "shoe", "round", "round_id", "cards", "outcome", "player_total", "banker_total",
@@ -238,34 +237,3 @@ def gaps(messages: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, list[tuple
         if before is None or seq > before:
             last[table] = seq
     return missing
-
-
-def behind_status(tails: Iterable[TableTail]) -> list[str]:
-    """Tables whose newest stored message is older than their latest status, online.
-
-    The table said it was online after the recorder's last message of it: what it published
-    since may be missing (a gap at the tail), unless it has been idle since it connected.
-    The recorder's own clock dates both (their ``received``).
-    """
-    found = []
-    for tail in tails:
-        status = tail.status or {}
-        if status.get("state") != "online" or tail.status_received is None:
-            continue
-        if tail.last_received is not None and tail.last_received >= tail.status_received:
-            continue
-        newest = (
-            "no message" if tail.last_seq is None
-            else f"seq {tail.last_seq}, received {_iso(tail.last_received)}"
-        )
-        found.append(
-            f"{tail.table}: recorded tail ({newest}) is older than its online status"
-            f" (received {_iso(tail.status_received)}): newer messages may be missing"
-        )
-    return found
-
-
-def _iso(moment: float | None) -> str:
-    if moment is None:
-        return "?"
-    return dt.datetime.fromtimestamp(moment, dt.UTC).isoformat(timespec="seconds")

@@ -16,7 +16,8 @@ refuses is stored again one message at a time), goes into the store's quarantine
 reason and is acknowledged, so that no body can hold up the stream behind it. A database
 that cannot be reached is retried with the package's backoff, reconnecting, with nothing
 acknowledged meanwhile; the lag (messages waiting, the age of the oldest) is logged every
-:data:`LAG_EVERY` seconds while it lasts (the recorder has no metrics endpoint).
+:data:`LAG_EVERY` seconds while it lasts, and ``--metrics-port`` serves it to Prometheus
+with the counters (:mod:`baccarat.floor.metrics`).
 
 The broker side of that promise: the floor broker must keep sessions across its own
 restarts (mosquitto ``persistence true``), and allow enough queued messages per client
@@ -99,6 +100,8 @@ class RecorderCounters:
     statuses: int = 0
     quarantined: int = 0
     """Messages kept in the quarantine table, for whatever reason."""
+    quarantined_by: collections.Counter[str] = field(default_factory=collections.Counter)
+    """The same, by the reason's class (:data:`baccarat.floor.bodies.CAUSES`)."""
     refused: int = 0
     """Of those, the ones the database refused (the screen had let them through)."""
     unrecorded: int = 0
@@ -332,6 +335,11 @@ class Recorder:
             log.error("message on %s kept nowhere: the database refused its quarantine row"
                       " (%s); it was quarantined for: %s", shown(item.topic), exc, item.reason)
 
+    @property
+    def database_up(self) -> bool:
+        """False from the first add that found the database unavailable to the next that passed."""
+        return self._unavailable_since is None
+
     def lag(self) -> tuple[int, float]:
         """Messages received and not yet acknowledged, and the age of the oldest (seconds)."""
         waiting = len(self._pending) + len(self._arrived)
@@ -364,33 +372,36 @@ class Recorder:
         if len(parts) >= prefix_parts + 2 and parts[prefix_parts + 1] in IGNORED_TOPICS:
             return None  # operator commands: their effect is in the table's own messages
         if len(parts) != prefix_parts + 2 or not parts[prefix_parts]:
-            return self._bad(delivery, "topic is not {prefix}/{table}/{kind}")
+            return self._bad(delivery, "topic is not {prefix}/{table}/{kind}", "topic")
         table, kind = parts[prefix_parts], parts[prefix_parts + 1]
         if len(table) > MAX_TABLE:
-            return self._bad(delivery, f"table name of {len(table)} characters")
+            return self._bad(delivery, f"table name of {len(table)} characters", "topic")
         if not delivery.payload and kind in CLEARED_TOPICS:
             return None  # a retained body cleared (the table's fault, once it is over)
         try:
             screened = screen(kind, delivery.payload)
         except Refused as exc:
-            return self._bad(delivery, str(exc) if delivery.payload else "empty body")
+            if not delivery.payload:
+                return self._bad(delivery, "empty body", "encoding")
+            return self._bad(delivery, str(exc), exc.cause)
         if not screened.sequenced and kind != "status":
             return None  # the pit's limits, a fault, a reply: no seq, not kept as messages
         return Received(table, delivery.topic, screened.body, screened.text, delivery.received)
 
-    def _bad(self, delivery: Delivery, why: str) -> Quarantined:
+    def _bad(self, delivery: Delivery, why: str, cause: str) -> Quarantined:
         """Log a message that must not be recorded; it goes into quarantine."""
         self._screened_out += 1
         if self._screened_out <= LOG_QUARANTINED or self._screened_out % 1000 == 0:
             log.warning("message on %s quarantined (%d so far): %s: %s", shown(delivery.topic),
                         self._screened_out, why, shown(delivery.payload, 64))
-        return Quarantined(delivery.topic, delivery.payload, why, delivery.received)
+        return Quarantined(delivery.topic, delivery.payload, why, delivery.received, cause)
 
     def _count(
         self, result: AddResult, parsed: list[Received], quarantine: list[Quarantined]
     ) -> None:
         counters = self.counters
         counters.quarantined += result.quarantined
+        counters.quarantined_by.update(q.cause for q in quarantine)
         counters.refused += sum(1 for q in quarantine if q.reason.startswith(REFUSED))
         counters.stored += result.stored
         counters.duplicates += result.duplicates
@@ -412,4 +423,6 @@ class Recorder:
 
 
 def _quarantined(message: Received, reason: str) -> Quarantined:
-    return Quarantined(message.topic, message.payload.encode(), reason, message.received)
+    return Quarantined(
+        message.topic, message.payload.encode(), reason, message.received, "database"
+    )

@@ -12,7 +12,7 @@ Schema (the same on both databases)::
     messages  (tbl, seq)  topic, type, shoe, round, ts, received, body
     conflicts            tbl, seq, topic, received, body
     status    (tbl)      received, body    -- the table's latest retained status
-    quarantine           received, topic, reason, size, payload (bytes)
+    quarantine           received, topic, reason, size, payload (bytes)  -- by (topic, received)
 
 ``quarantine`` keeps what came from the broker and must not be stored as a message: a body
 the screen refused (:mod:`baccarat.floor.bodies`), or one the database itself refused
@@ -51,6 +51,7 @@ SCHEMA: Final = (
     """CREATE TABLE IF NOT EXISTS quarantine (
         received DOUBLE PRECISION NOT NULL, topic TEXT NOT NULL, reason TEXT NOT NULL,
         size BIGINT NOT NULL, payload BLOB NOT NULL)""",
+    """CREATE INDEX IF NOT EXISTS quarantine_by_topic ON quarantine (topic, received)""",
 )
 QUARANTINE_KEEP: Final = 64 * 1024
 """Bytes of a quarantined body that are kept (its size is kept whole)."""
@@ -93,6 +94,8 @@ class Quarantined:
     payload: bytes
     reason: str
     received: float
+    cause: str = "shape"
+    """The reason's class (:data:`baccarat.floor.bodies.CAUSES`), for the recorder's count."""
 
     def row(self) -> tuple[Any, ...]:
         """The ``quarantine`` row: the topic and reason made safe for any database."""
@@ -125,6 +128,16 @@ class TableTail:
 
 
 @dataclass(frozen=True, slots=True)
+class QuarantineTopic:
+    """What the quarantine holds of one topic: how many, and the newest one's time and reason."""
+
+    topic: str
+    count: int
+    newest: float
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class ShoeSummary:
     """One shoe of a table as stored: its number, how many messages, first and last ``ts``."""
 
@@ -153,6 +166,10 @@ class Store(Protocol):
 
     def quarantined(self) -> list[tuple[str, str, bytes]]:
         """(topic, reason, payload) of every quarantined message, oldest first."""
+        ...
+
+    def quarantine_topics(self, most: int = 1000) -> list[QuarantineTopic]:
+        """The quarantine by topic: the ``most`` topics quarantined most recently, newest first."""
         ...
 
     def tails(self) -> list[TableTail]:
@@ -392,6 +409,29 @@ class SqlStore:
         try:
             cursor.execute("SELECT topic, reason, payload FROM quarantine ORDER BY received")
             return [(topic, reason, bytes(payload)) for topic, reason, payload in cursor]
+        finally:
+            cursor.close()
+            self._db.rollback()
+
+    def quarantine_topics(self, most: int = 1000) -> list[QuarantineTopic]:
+        """The quarantine by topic: the ``most`` topics quarantined most recently, newest first."""
+        cursor = self._db.cursor()
+        try:
+            cursor.execute(
+                self._q(
+                    "SELECT q.topic, g.n, g.newest, q.reason FROM quarantine q JOIN"
+                    " (SELECT topic, COUNT(*) AS n, MAX(received) AS newest FROM quarantine"
+                    "  GROUP BY topic ORDER BY MAX(received) DESC LIMIT ?) g"
+                    " ON q.topic = g.topic AND q.received = g.newest"
+                    " ORDER BY g.newest DESC, q.topic"
+                ),
+                (most,),
+            )
+            found: dict[str, QuarantineTopic] = {}
+            for topic, count, newest, reason in cursor:
+                if topic not in found:  # two rows at the same newest time: either reason
+                    found[topic] = QuarantineTopic(topic, int(count), float(newest), reason)
+            return list(found.values())
         finally:
             cursor.close()
             self._db.rollback()

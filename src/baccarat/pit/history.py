@@ -52,7 +52,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from baccarat.boards.web_server import Request, Response
 from baccarat.floor.history import RoundHistory, parse_time, rounds, to_csv
-from baccarat.floor.store import StoreError, open_store
+from baccarat.floor.store import QuarantineTopic, StoreError, open_store
 from baccarat.pit.access import (
     AclError,
     BrokerLogin,
@@ -68,6 +68,9 @@ log = logging.getLogger("baccarat.pit")
 HISTORY_PATH: Final = "/history.json"
 LOGIN_PATH: Final = "/history/login"
 LOGOUT_PATH: Final = "/history/logout"
+QUARANTINE_PATH: Final = "/history/quarantine.json"
+MAX_QUARANTINE_TOPICS: Final = 1000
+"""The most topics of the quarantine read for one answer: those quarantined most recently."""
 COOKIE: Final = "baccarat_pit_history"
 """The cookie that carries the history token (HttpOnly, SameSite=Strict)."""
 MAX_ROUNDS: Final = 1000
@@ -329,6 +332,60 @@ class History:
         if operator is not None:
             audit("logout", operator=operator, client=request.client, status=200)
         return _json(200, {"history": self.db is not None}, ("Set-Cookie", _cookie("", 0)))
+
+    async def quarantine(self, request: Request) -> Response:
+        """The response to ``GET /history/quarantine.json``: what the recorder quarantined.
+
+        Counted over the topics the history ACL lets the operator read (a reason may quote
+        the body); refusals are logged as warnings, answers at debug level (the page asks
+        every few seconds).
+        """
+        if self.db is None or self.access is None:
+            return error(404, "history not configured: start baccarat pit with --db URL")
+        client = request.client
+        token = _token(request)
+        operator = None if token is None else self.access.sessions.operator(token)
+        if operator is None:
+            reason = "not logged in to the history: log in to the console again"
+            audit("refused", operator=None, client=client, target=QUARANTINE_PATH,
+                  status=401, reason=reason)
+            return error(401, reason, CHALLENGE)
+        async with self._readers:
+            try:
+                body = await asyncio.to_thread(self.read_quarantine, operator)
+            except (StoreError, AclError) as exc:
+                reason = f"history database: {exc}" if isinstance(exc, StoreError) else str(exc)
+                audit("refused", operator=operator, client=client, target=QUARANTINE_PATH,
+                      status=503, reason=reason)
+                return error(503, reason)
+        log.debug("history quarantine: operator=%s client=%s quarantined=%s",
+                  _field(operator), _field(client), body["quarantined"])
+        return _json(200, body)
+
+    def read_quarantine(self, operator: str) -> dict[str, Any]:
+        """What the quarantine holds on the topics ``operator`` may read (blocking)."""
+        assert self.db is not None
+        assert self.access is not None
+        store = open_store(self.db, create=False)
+        try:
+            topics = store.quarantine_topics(MAX_QUARANTINE_TOPICS)
+        except StoreError:
+            raise
+        except Exception as exc:  # the driver's errors (sqlite3, psycopg): said
+            raise StoreError(f"cannot read: {exc}") from None
+        finally:
+            store.close()
+        rules = self.access.acl.rules()
+        readable = [t for t in topics if rules.may_read(operator, t.topic)]
+        newest: QuarantineTopic | None = readable[0] if readable else None
+        return {
+            "quarantined": sum(t.count for t in readable),
+            "topics": len(readable),
+            "more": len(topics) >= MAX_QUARANTINE_TOPICS,
+            "newest": None if newest is None else {
+                "topic": newest.topic, "reason": newest.reason, "received": newest.newest,
+            },
+        }
 
     def read(self, query: HistoryQuery) -> tuple[Response, int]:
         """Read the database and build the answer, with its rounds (blocking: a worker thread)."""

@@ -14,7 +14,9 @@ It serves, from memory:
 * ``/history.json``: the history view's rounds, read from the floor recorder's database
   (:mod:`baccarat.pit.history`; "not configured" without one), for an operator logged in
   with ``POST /history/login`` (their broker account, checked by the broker:
-  :mod:`baccarat.pit.access`; ``POST /history/logout`` forgets the login).
+  :mod:`baccarat.pit.access`; ``POST /history/logout`` forgets the login);
+* ``/history/quarantine.json``: how many bodies the recorder quarantined on the topics the
+  logged-in operator may read, and the newest one's topic, reason and time.
 
 An answer that fails for any reason is a 500 with a JSON reason and one log line, never a
 dropped connection.
@@ -41,6 +43,7 @@ from baccarat.pit.history import (
     HISTORY_PATH,
     LOGIN_PATH,
     LOGOUT_PATH,
+    QUARANTINE_PATH,
     History,
     HistoryAccess,
     error,
@@ -93,6 +96,8 @@ class PitServer(WebBoardServer):
         path = urlsplit(request.target).path
         if path == HISTORY_PATH and request.method in ("GET", "HEAD"):
             return await self.history.answer(request)
+        if path == QUARANTINE_PATH and request.method in ("GET", "HEAD"):
+            return await self.history.quarantine(request)
         if path == LOGIN_PATH and request.method == "POST":
             return await self.history.login(request)
         if path == LOGOUT_PATH and request.method == "POST":

@@ -10,7 +10,22 @@
 // carries. It must come first: the broker gives each client its username as client id,
 // so the server's check would take the page's own connection if it came later.
 
+//
+// The header also shows how many bodies the floor recorder quarantined (on the topics the
+// operator may read), from history/quarantine.json: asked at login, every
+// QUARANTINE_EVERY_MS after, and whenever a table's history opens.
+
 const $ = (id) => document.getElementById(id);
+
+export const QUARANTINE_EVERY_MS = 5000;
+
+/** The header's words for a quarantine answer, or "" when there is nothing to say. */
+export function quarantineText(found) {
+  if (!found || found.error || !found.quarantined) return "";
+  const count = `Recorder quarantined ${found.quarantined}${found.more ? "+" : ""}`;
+  const reason = found.newest ? found.newest.reason : "";
+  return reason ? `${count} (newest: ${reason.length > 60 ? `${reason.slice(0, 60)}…` : reason})` : count;
+}
 
 /** The address of a table's history: its shoes only (shoe null), or one shoe's rounds. */
 export function historyUrl(table, shoe = null, format = "json") {
@@ -65,6 +80,8 @@ export class HistoryView {
     this.requests = 0;
     this.loginProblem = null; // why the history login failed, shown when the view opens
     this.loggingOut = Promise.resolve(); // a logout's cookie clearing must not follow a login
+    this.quarantineTimer = null;
+    this.quarantineAsked = 0;
     $("history-close").addEventListener("click", () => {
       this.close();
       onClose();
@@ -88,8 +105,43 @@ export class HistoryView {
     }
   }
 
+  /** Ask for the quarantine count now and every QUARANTINE_EVERY_MS until logout. */
+  watchQuarantine() {
+    this.stopQuarantine();
+    this.refreshQuarantine();
+    this.quarantineTimer = setInterval(() => this.refreshQuarantine(), QUARANTINE_EVERY_MS);
+  }
+
+  stopQuarantine() {
+    if (this.quarantineTimer !== null) clearInterval(this.quarantineTimer);
+    this.quarantineTimer = null;
+    this.quarantineAsked++;
+    this.showQuarantine(null);
+  }
+
+  /** The recorder's quarantine count, in the header (window.pitQuarantine for tests). */
+  async refreshQuarantine() {
+    const asked = ++this.quarantineAsked;
+    const found = await fetchJson("history/quarantine.json");
+    if (asked === this.quarantineAsked) this.showQuarantine(found);
+  }
+
+  showQuarantine(found) {
+    window.pitQuarantine = found;
+    const box = $("quarantined");
+    const text = quarantineText(found);
+    box.hidden = !text;
+    box.textContent = text;
+    box.dataset.quarantined = found && !found.error ? String(found.quarantined) : "";
+    const newest = found && !found.error ? found.newest : null;
+    box.title = newest
+      ? `Bodies the floor recorder kept in its quarantine, on the topics you may read. Newest: ${newest.topic}: ${newest.reason}`
+      : "Bodies the floor recorder kept in its quarantine, on the topics you may read";
+  }
+
   /** Forget the history login (the server drops the token, the cookie is cleared). */
   logout() {
+    this.stopQuarantine();
     this.loginProblem = null;
     this.loggingOut = fetch("history/logout", { method: "POST", cache: "no-store" }).catch(() => {});
   }
@@ -105,6 +157,7 @@ export class HistoryView {
     $("history-rounds").replaceChildren();
     $("history-csv").hidden = true;
     const request = ++this.requests;
+    this.refreshQuarantine();
     this.state("loading", "Reading the history…");
     const found = await fetchJson(historyUrl(table));
     if (request !== this.requests) return;

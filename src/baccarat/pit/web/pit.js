@@ -124,6 +124,7 @@ class PitConsole {
       loggedIn = true;
       $("password").value = "";
       this.showConsole();
+      this.history.watchQuarantine();
       this.setLink("connected");
       client.subscribe(`${this.config.prefix}/+/#`, { qos: 1 });
       this.probe();

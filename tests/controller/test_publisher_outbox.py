@@ -29,7 +29,7 @@ async def running(broker: Mosquitto, outbox: Outbox) -> AsyncIterator[Publisher]
     try:
         yield publisher
     finally:
-        publisher.stopping = True
+        publisher.stop()
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task

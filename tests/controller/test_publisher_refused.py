@@ -136,7 +136,7 @@ async def test_messages_behind_a_refused_one_wait_except_alarms_and_it_is_logged
             os.kill(broker.pid, signal.SIGHUP)
             await until(lambda: len(got) >= 103 and len(outbox) == 0, 30)
         finally:
-            publisher.stopping = True
+            publisher.stop()
             task.cancel()
             recorder.cancel()
             await asyncio.gather(task, recorder, return_exceptions=True)
@@ -167,7 +167,7 @@ async def test_a_refused_reply_is_dropped_and_holds_nothing(
         async with asyncio.timeout(10):
             await outbox.wait_empty()
     finally:
-        publisher.stopping = True
+        publisher.stop()
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
     assert outbox.acked_seq == 1
@@ -183,14 +183,14 @@ async def test_after_a_restart_the_first_message_that_passes_ends_the_refusal(
     outbox = Outbox()
     reports: list[str | None] = []
     publisher = table_publisher(broker, outbox, reports)
-    publisher.refusal_reported = True  # the journal left the alarm open
+    publisher.refusal_left_open()  # the journal left the alarm open
     outbox.put(OutMessage("baccarat/T9/card", b"1", seq=1))
     task = asyncio.create_task(publisher.run())
     try:
         async with asyncio.timeout(10):
             await outbox.wait_empty()
     finally:
-        publisher.stopping = True
+        publisher.stop()
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
     assert reports == [None]

@@ -226,8 +226,54 @@ def status_payload(state: str, table: str, **extra: object) -> bytes:
     return json.dumps(body).encode()
 
 
+class RefusalHold:
+    """A message the broker refused, which holds the table's messages behind it.
+
+    ``entry`` is the refused message, until it passes; ``reported`` whether the refusal was
+    reported (``on_refusal``) and has not ended; ``passed`` is set when the message passes
+    (the sender waits on it); ``scanned`` is ``Outbox.puts`` when the urgent messages
+    behind it were last looked at; ``logged`` the (topic, reason code) pairs logged once.
+    """
+
+    def __init__(self) -> None:
+        self.entry: Entry | None = None
+        self.reported = False
+        self.passed: asyncio.Event | None = None
+        self.scanned = 0
+        self.logged: set[tuple[str, int]] = set()
+
+    @property
+    def holding(self) -> bool:
+        """A refused message is being sent alone again: the others wait."""
+        return self.passed is not None
+
+    def first_log(self, key: tuple[str, int]) -> bool:
+        """Whether this refusal (topic, reason code) is to be logged: once each, mostly."""
+        if key in self.logged:
+            return False
+        if len(self.logged) < REFUSALS_REMEMBERED:
+            self.logged.add(key)
+        return True
+
+    def release(self) -> None:
+        """The refused message passed: the messages behind it go on."""
+        passed, self.passed = self.passed, None
+        if passed is not None:
+            passed.set()
+
+    def end(self) -> None:
+        """The refusal is over: forget it."""
+        self.entry = None
+        self.reported = False
+        self.logged.clear()
+
+
 class Publisher:
-    """Keeps the table connected to its broker and drains the outbox into it."""
+    """Keeps the table connected to its broker and drains the outbox into it.
+
+    The table drives it through methods: :meth:`stop` before it cancels :meth:`run`,
+    :meth:`say_on_connect`, :meth:`refusal_left_open` and :meth:`take_no_commands`.
+    """
 
     def __init__(
         self,
@@ -250,24 +296,11 @@ class Publisher:
         self.counters = PublisherCounters()
         self.first_attempt = asyncio.Event()
         self.connected = asyncio.Event()
-        self.status_on_connect: bytes | None = status_payload("online", table)
-        """The retained status published on every connect (the daemon's fault replaces it;
-        ``None``: none)."""
-        self.stopping = False
-        """Set by the daemon before it cancels :meth:`run`: a lost connection and the
-        cancellation can meet in the session's task group, which then raises the
-        connection's error instead of ``CancelledError``; this flag keeps the
-        reconnection loop from swallowing the shutdown."""
+        self._status_on_connect: bytes | None = status_payload("online", table)
+        self._stopping = False
         self.rng = rng or random.Random()
         self.backoff = Backoff(RECONNECT_DELAY_MIN, RECONNECT_DELAY_MAX, RECONNECT_JITTER, self.rng)
-        self.refused_entry: Entry | None = None
-        """The refused message that holds the others, until it passes."""
-        self.refusal_reported = False
-        """A refusal was reported through ``on_refusal`` and has not ended (the table sets
-        it after a restart if its journal left a ``publish_refused`` alarm open)."""
-        self._refusals_logged: set[tuple[str, int]] = set()
-        self._hold: asyncio.Event | None = None  # set when a refused message passes
-        self._scanned = 0  # Outbox.puts when _send_urgent last looked
+        self.refusal = RefusalHold()
         self._idle = asyncio.Event()  # nothing in flight
         self._idle.set()
 
@@ -276,17 +309,47 @@ class Publisher:
         """Where the retained online/offline status goes."""
         return f"{self.topic_base}/status"
 
+    def stop(self) -> None:
+        """The daemon stops: call before cancelling :meth:`run`.
+
+        A lost connection and the cancellation can meet in the session's task group, which
+        then raises the connection's error instead of ``CancelledError``: this keeps the
+        reconnection loop from swallowing the shutdown, and the session from leaving
+        without its clean DISCONNECT (which would let the broker publish the will).
+        """
+        self._stopping = True
+
+    def say_on_connect(self, status: bytes | None) -> None:
+        """The retained status published on every connect (a fault's; ``None``: none)."""
+        self._status_on_connect = status
+
+    def refusal_left_open(self) -> None:
+        """The journal left a ``publish_refused`` alarm open: the next message that passes ends it.
+
+        It ends through ``on_refusal``, as a refusal seen by this process would.
+        """
+        self.refusal.reported = True
+
+    def take_no_commands(self) -> None:
+        """Subscribe to no command (nothing can be recorded: the table is in fault)."""
+        self.on_command = None
+
     async def run(self) -> None:
-        """Connect, serve, and reconnect for ever (until cancelled)."""
+        """Connect, serve, and reconnect for ever (until cancelled).
+
+        Each connection is a task of its own, so that what its task group does to its
+        task's cancellation count stays there (Python 3.11's TaskGroup can leave the
+        parent's raised as a child fails when the connection drops).
+        """
         while True:
             self.state = PublisherState.CONNECTING
+            session = asyncio.create_task(self._session(), name="mqtt-session")
             try:
-                await self._session()
+                await session  # cancelling run() cancels the session with it
             except (MqttError, OSError, ExceptionGroup) as exc:
                 self._failed(exc)
-                if self.stopping:  # the daemon is stopping: do not reconnect
+                if self._stopping:  # the daemon is stopping: do not reconnect
                     raise asyncio.CancelledError from exc
-                _forget_cancel_requests()
             finally:
                 self.connected.clear()
                 self.first_attempt.set()
@@ -324,7 +387,7 @@ class Publisher:
             try:
                 await self._serve(client)
             except BaseException:
-                if not self.stopping:  # a failure, not the daemon's stop: let the will
+                if not self._stopping:  # a failure, not the daemon's stop: let the will
                     client.abandon()  # say offline (a clean DISCONNECT would drop it)
                 raise
 
@@ -334,12 +397,12 @@ class Publisher:
         self.backoff.reset()
         self.counters.connects += 1
         self.counters.since["connected"] = time.time()
-        if self.status_on_connect is not None:
-            await self._publish_status(client, self.status_on_connect)
+        if self._status_on_connect is not None:
+            await self._publish_status(client, self._status_on_connect)
         if self.on_command is not None:
             await self._subscribe(client, f"{self.topic_base}/cmd/+")
             await self._subscribe(client, f"{self.topic_base}/cmd/+/+")
-        self._hold = None
+        self.refusal.passed = None
         self._idle.set()
         self.outbox.rewind()
         self.connected.set()
@@ -367,10 +430,10 @@ class Publisher:
         while True:
             await window.acquire()
             entry = await self.outbox.next_unsent()
-            if self._hold is not None:  # a refused message holds the window
+            if self.refusal.passed is not None:  # a refused message holds the window
                 window.release()
-                await self._hold.wait()  # it rewound the outbox: this entry comes again
-                continue
+                await self.refusal.passed.wait()  # it rewound the outbox: this entry comes
+                continue  # again
             group.create_task(self._publish(client, entry, window), name="mqtt-publish")
 
     async def _publish(self, client: MqttClient, entry: Entry, window: asyncio.Semaphore) -> None:
@@ -380,7 +443,7 @@ class Publisher:
         except PublishRefusedError as exc:
             window.release()
             kept = self._refused(exc, entry)
-            if kept and self._hold is None:  # the first: the others are sent again after it
+            if kept and not self.refusal.holding:  # the first: the others come after it
                 await self._retry_alone(client, entry)
             return
         window.release()
@@ -405,7 +468,7 @@ class Publisher:
                 self._idle.set()
         self.outbox.ack(entry)
         self.counters.published += 1
-        if self.refusal_reported and message.seq is not None and self.refused_entry in (
+        if self.refusal.reported and message.seq is not None and self.refusal.entry in (
             None, entry,
         ):
             self._passed()
@@ -417,8 +480,8 @@ class Publisher:
         Then the outbox is rewound so that the messages behind it follow in order (those
         already acknowledged are skipped).
         """
-        hold = self._hold = asyncio.Event()
-        self._scanned = self.outbox.puts - len(self.outbox)  # all that waits behind it
+        self.refusal.passed = asyncio.Event()
+        self.refusal.scanned = self.outbox.puts - len(self.outbox)  # all that waits behind it
         backoff = Backoff(RECONNECT_DELAY_MIN, RECONNECT_DELAY_MAX, RECONNECT_JITTER, self.rng)
         await self._idle.wait()  # the messages in flight have their answers
         while True:
@@ -430,9 +493,8 @@ class Publisher:
                 self._refused(exc, entry)
                 continue
             break
-        self._hold = None
         self.outbox.rewind()
-        hold.set()
+        self.refusal.release()
 
     async def _send_urgent(self, client: MqttClient, refused: Entry) -> None:
         """Send the alarms, status and replies queued since the last call, in order.
@@ -440,8 +502,8 @@ class Publisher:
         Each message is looked at once in a hold (a long outbox is not scanned again at
         every retry); an alarm refused too waits with the others.
         """
-        fresh = self.outbox.puts - self._scanned
-        self._scanned = self.outbox.puts
+        fresh = self.outbox.puts - self.refusal.scanned
+        self.refusal.scanned = self.outbox.puts
         for entry in self.outbox.newest(fresh):
             if entry is not refused and not entry.acked and self._passes_refusals(entry.message):
                 try:
@@ -462,19 +524,16 @@ class Publisher:
         """
         self.counters.refused += 1
         kept = entry.message.seq is not None
-        key = (exc.topic, exc.code)
-        if key not in self._refusals_logged:
-            if len(self._refusals_logged) < REFUSALS_REMEMBERED:
-                self._refusals_logged.add(key)
+        if self.refusal.first_log((exc.topic, exc.code)):
             fate = "the message is kept and sent again until it passes" if kept else "dropped"
             log.error("%s: %s", exc, fate)
         if not kept:
             self.outbox.ack(entry)  # done with: it leaves the outbox
             return False
-        if self.refused_entry is None:
-            self.refused_entry = entry
-        if not self.refusal_reported:
-            self.refusal_reported = True
+        if self.refusal.entry is None:
+            self.refusal.entry = entry
+        if not self.refusal.reported:
+            self.refusal.reported = True
             if self.on_refusal is not None:
                 self.on_refusal(f"the broker refuses to publish on {exc.topic} "
                                 f"(reason code 0x{exc.code:02X}): messages are kept")
@@ -482,12 +541,10 @@ class Publisher:
 
     def _passed(self) -> None:
         """The refused message passed (or, after a restart, the first one): end the report."""
-        if self.refused_entry is not None:
-            topic = self.refused_entry.message.topic
+        if self.refusal.entry is not None:
+            topic = self.refusal.entry.message.topic
             log.warning("the broker accepts %s again: publishing resumes", topic)
-        self.refused_entry = None
-        self.refusal_reported = False
-        self._refusals_logged.clear()
+        self.refusal.end()
         if self.on_refusal is not None:
             self.on_refusal(None)
 
@@ -499,18 +556,6 @@ class Publisher:
             if self.on_command is not None:
                 await self.on_command(name, message.payload, message.response_topic,
                                       message.retain)
-
-
-def _forget_cancel_requests() -> None:
-    """Clear cancel requests a failed session's task group left on this task.
-
-    Python 3.11's TaskGroup can leave the parent's cancellation count raised when a child
-    fails as the connection drops; a later ``asyncio.timeout`` in the reconnection loop
-    would then misread its own expiry. Only :attr:`Publisher.stopping` ends the loop.
-    """
-    task = asyncio.current_task()
-    while task is not None and task.cancelling():
-        task.uncancel()
 
 
 def _tls_context(broker: BrokerConfig) -> ssl.SSLContext:

@@ -156,7 +156,8 @@ class Table:
             self._queue(listed, republished=True)  # broker that lost its retained messages
         for message in regenerated:
             self._queue(message)
-        self.publisher.refusal_reported = self.engine.publish_refused  # cleared as one passes
+        if self.engine.publish_refused:  # ended when one passes
+            self.publisher.refusal_left_open()
         for problem in report.problems:
             self.handle(DeviceReport("journal", str(problem), ts=self.now()))
         for gap in gaps(regenerated, cursor, older.reasons):
@@ -207,11 +208,11 @@ class Table:
         alarm = fault_alarm(self.fault, table=self.config.table, shoe=shoe, round_number=rnd, ts=ts)
         self.outbox.put(OutMessage(self.config.topic("alarm"), encoded(alarm)))
         if self._fault_locked:
-            self.publisher.status_on_connect = None
+            self.publisher.say_on_connect(None)
             return
         self.outbox.put(OutMessage(self.config.topic(FAULT_TOPIC), encoded(alarm), retain=True))
         status = fault_status(self.fault, table=self.config.table)
-        self.publisher.status_on_connect = status  # and on a connection not yet made
+        self.publisher.say_on_connect(status)  # and on a connection not yet made
         # queued as well, whatever the connection's state: a connection being made as the
         # fault comes may already have said "online" (the same body twice does no harm)
         self.outbox.put(OutMessage(self.publisher.status_topic, status, retain=True))
@@ -452,7 +453,7 @@ class Table:
             for task in others:
                 task.cancel()
             await self._drain()
-            self.publisher.stopping = True
+            self.publisher.stop()
             for task in publishing:
                 task.cancel()
             log.info("stopping: waiting for the tasks")
@@ -471,7 +472,7 @@ class Table:
         Only the broker link runs (and the watchdog): no device, and no command, since
         nothing can be recorded. ``stop`` (SIGTERM) cuts the wait short.
         """
-        self.publisher.on_command = None
+        self.publisher.take_no_commands()
         self._queue_fault()
         async with asyncio.TaskGroup() as group:
             tasks = [
@@ -479,7 +480,7 @@ class Table:
                 group.create_task(self._watchdog_loop(), name="watchdog"),
             ]
             await _first(self._wait_published(FAULT_REPORT_TIMEOUT), stop.wait())
-            self.publisher.stopping = True
+            self.publisher.stop()
             for task in tasks:
                 task.cancel()
 

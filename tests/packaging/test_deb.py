@@ -27,7 +27,7 @@ import time
 import tomllib
 import urllib.request
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -40,6 +40,8 @@ UNITS = ("baccarat-controller.service", "baccarat-board-kiosk.service")
 
 pytestmark = [
     pytest.mark.slow,
+    # the first test to run may wait for the wheel and the package to be built (conftest.py)
+    pytest.mark.timeout(900),
     pytest.mark.skipif(
         shutil.which("dpkg-deb") is None or shutil.which("systemd-analyze") is None,
         reason="needs dpkg-deb and systemd-analyze (Debian; scripts/setup --system)",
@@ -58,11 +60,9 @@ def run(*args: str | Path, **options: object) -> subprocess.CompletedProcess[str
 
 
 @pytest.fixture(scope="module")
-def deb(release_wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The package of the session's release wheel, built once for this module."""
-    dist = tmp_path_factory.mktemp("dist")
-    done = run(ROOT / "packaging" / "build-deb", "--wheel", release_wheel, dist)
-    return Path(done.stdout.splitlines()[-1])
+def deb(build_deb: Callable[[str], Path]) -> Path:
+    """The package of the run's release wheel for this machine, built once per run."""
+    return build_deb(run("dpkg", "--print-architecture").stdout.strip())
 
 
 @pytest.fixture(scope="module")

@@ -62,9 +62,23 @@ def test_the_shoe_rule_names_it_by_usb_ids() -> None:
 
 
 def test_every_example_rule_parses() -> None:
-    assert len(rules(commented=True)) == 2
+    assert len(rules(commented=True)) == 5
     for rule in rules(commented=True):
         parse(rule)
+
+
+def test_the_usual_usb_serial_adapters_are_covered_by_id() -> None:
+    """FTDI (FT232R, FT-X), Silicon Labs CP210x and WCH CH340, each a shoe's tty rule."""
+    covered = {}
+    for rule in rules(commented=True):
+        items = parse(rule)
+        if ("SUBSYSTEM", None, "==", "tty") not in items:
+            continue
+        assert ("SYMLINK", None, "+=", "baccarat-shoe") in items
+        ids = {attribute: value for key, attribute, op, value in items if key == "ATTRS"}
+        covered[ids["idVendor"], ids["idProduct"]] = ids.get("serial")
+    assert set(covered) == {("0403", "6001"), ("0403", "6015"), ("10c4", "ea60"), ("1a86", "7523")}
+    assert covered["1a86", "7523"] is None  # a CH340 has no serial: matched by its port
 
 
 def test_the_check_has_teeth() -> None:

@@ -10,14 +10,13 @@ import pytest
 import usb.core
 import usb.util
 
-from baccarat.sim_hardware.virtual_shuffler import (
+from baccarat.sim_hardware.usb_bus import (
     ENDPOINT_IN,
     ENDPOINT_OUT,
-    VIRTUAL_SHUFFLER_PID,
-    VIRTUAL_SHUFFLER_VID,
     EmulatedUsbBackend,
     EmulatedUsbDevice,
 )
+from baccarat.sim_hardware.virtual_shuffler import VIRTUAL_SHUFFLER_PID, VIRTUAL_SHUFFLER_VID
 
 
 class Loopback:

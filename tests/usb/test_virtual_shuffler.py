@@ -11,18 +11,14 @@ import usb.core
 import usb.util
 
 from baccarat.cards import ALL_CARDS
+from baccarat.cli.sim_shuffler import add_device_arguments as add_shuffler_arguments
+from baccarat.cli.sim_shuffler import demonstrate
+from baccarat.cli.sim_shuffler import run_device as run_shuffler
 from baccarat.drivers import framed
 from baccarat.drivers.events import CardDrawn, DeviceEvent, ShuffleDone, ShuffleStarted
 from baccarat.sim_hardware import virtual_shuffler
-from baccarat.sim_hardware.virtual_shuffler import (
-    ENDPOINT_IN,
-    ENDPOINT_OUT,
-    VirtualShuffler,
-    add_shuffler_arguments,
-    demonstrate,
-    run_shuffler,
-    shuffled_shoe,
-)
+from baccarat.sim_hardware.usb_bus import ENDPOINT_IN, ENDPOINT_OUT
+from baccarat.sim_hardware.virtual_shuffler import VirtualShuffler, shuffled_shoe
 
 
 class BareHost:

@@ -36,7 +36,7 @@ from baccarat.sim_hardware.virtual_shoe import VirtualShoe
 SIM_DEVICES: Final[dict[str, tuple[str, str]]] = {
     "shoe": ("baccarat.cli.sim", "a virtual electronic shoe on a pty"),
     "shuffler": (
-        "baccarat.sim_hardware.virtual_shuffler",
+        "baccarat.cli.sim_shuffler",
         "a virtual USB shuffler, dealt through the real USB driver",
     ),
     "floor": (

@@ -156,3 +156,14 @@ def test_any_counts_a_six_deck_shoe_can_hold(left: list[int]) -> None:
     assert live == enumerate_live_odds(profile, left)
     assert live.banker + live.player + live.tie == 1
     assert 0 <= live.player_pair == live.banker_pair <= 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.integers(min_value=0, max_value=3), min_size=13, max_size=13).filter(
+        lambda counts: 6 <= sum(counts) <= 16
+    )
+)
+def test_the_last_cards_of_a_shoe(left: list[int]) -> None:
+    profile = load_profile("macau")
+    assert live_odds(profile, left) == enumerate_live_odds(profile, left)

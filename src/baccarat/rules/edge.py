@@ -7,8 +7,9 @@ the chance of one ordered sequence of six values is ``prod(c[v] falling m[v]) / 
 and ``n`` all the cards left. It depends on the sequence only through its multiset. So the
 part that does not depend on the shoe, how many orderings of each of the 5,005 multisets
 of six values make Banker, Player or a tie win, is counted once from the engine's own
-tableau (:func:`tableau.next_position`); an update is then one sum of integer products over
-those multisets, exact, and takes a few milliseconds.
+tableau (:func:`tableau.position_due`, what :func:`tableau.next_position` reads from the
+hands); an update is then one sum of integer products over those multisets, exact, and
+takes a few milliseconds (``bench/edge.py``).
 
 Totals depend on values (ten and pictures are 0), pairs on ranks (Art. 13): the cards left
 are counted by rank, ``left[0]`` aces to ``left[12]`` kings. A pair is the first two cards
@@ -38,8 +39,6 @@ ROUND_CARDS: Final = 6
 """The most cards one round can take (Art. 9): fewer left and a round may not finish."""
 
 _VALUES: Final = 10
-_Multiset = tuple[int, ...]
-"""How many of each value 0..9 a sequence of cards holds."""
 
 
 class EdgeError(BaccaratError, ValueError):

@@ -75,22 +75,23 @@ def _deal(
     position = tableau.next_position(player, banker)
     if position is None:
         winner = tableau.winner(tableau.total(player), tableau.total(banker))
-        ways[winner] += weight * _unused_draws(sum(counts), 6 - len(player) - len(banker))
+        ways[winner] += weight * _unused_draws(counts, 6 - len(player) - len(banker))
         return
+    to_player = position in ("P1", "P2", "P3")
     for value, count in enumerate(counts):
         if not count:
             continue
         counts[value] -= 1
-        if position.startswith("P"):
+        if to_player:
             _deal([*player, value], banker, counts, weight * count, ways)
         else:
             _deal(player, [*banker, value], counts, weight * count, ways)
         counts[value] += 1
 
 
-def _unused_draws(left: int, cards: int) -> int:
+def _unused_draws(counts: list[int], cards: int) -> int:
     """Weigh a short round as a six-card deal: the draws it leaves can be any card left."""
-    ways = 1
+    ways, left = 1, sum(counts) if cards else 0
     for i in range(cards):
         ways *= left - i
     return ways

@@ -1,14 +1,26 @@
-"""``baccarat odds``: exact probabilities and house edges (:mod:`baccarat.rules.odds`)."""
+"""``baccarat odds``: exact probabilities and house edges (:mod:`baccarat.rules.odds`).
+
+With ``--out CARDS``, the odds of the next round on the cards left once those are out
+(:mod:`baccarat.rules.edge`).
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from dataclasses import asdict
+from pathlib import Path
 
+from baccarat.cards import Card, CardError, parse_card
+from baccarat.rules.edge import EdgeError, cards_left, live_odds
 from baccarat.rules.odds import compute_odds
-from baccarat.rules.profiles import load_profile
+from baccarat.rules.profiles import Profile, load_profile
+
+
+class OutError(ValueError):
+    """``--out`` names no readable list of cards; the text says why."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -18,6 +30,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--profile", default="macau", help="profile whose decks and payouts to price"
+    )
+    parser.add_argument(
+        "--out", metavar="CARDS",
+        help="cards already out of the shoe, comma- or space-separated in any card notation "
+        "(AS, 10h, A01), or @FILE to read them from a file: price the cards left",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -32,13 +49,54 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, OSError) as exc:
         print(f"baccarat odds: {exc}", file=sys.stderr)
         return 2
+    if args.out is not None:
+        return _run_on_cards_left(profile, args.out, as_json=args.json)
     odds = compute_odds(profile.decks, profile.payouts)
-    if args.json:
-        print(json.dumps({k: round(v, 6) for k, v in asdict(odds).items()}))
-        return 0
-    print(f"{profile.decks} decks ({profile.name}), exact by enumeration")
-    for name, value in asdict(odds).items():
+    figures = asdict(odds)
+    _print(f"{profile.decks} decks ({profile.name}), exact by enumeration", figures, args.json)
+    return 0
+
+
+def _run_on_cards_left(profile: Profile, out: str, *, as_json: bool) -> int:
+    try:
+        cards = read_cards(out)
+        left = cards_left(profile, cards)
+        odds = live_odds(profile, left)
+    except (OutError, CardError, EdgeError) as exc:
+        print(f"baccarat odds: --out: {exc}", file=sys.stderr)
+        return 2
+    live = odds.as_floats()
+    # The full shoe's keys, in their order: both pairs' edges are always the same.
+    live["edge_pair"] = live.pop("edge_player_pair")
+    del live["edge_banker_pair"]
+    figures: dict[str, float] = {"cards_left": odds.cards_left, **live}
+    title = (
+        f"{odds.cards_left} cards left of {profile.decks} decks ({profile.name}), "
+        f"{len(cards)} out, exact by enumeration"
+    )
+    _print(title, figures, as_json)
+    return 0
+
+
+def read_cards(out: str) -> list[Card]:
+    """The cards named by ``--out``: a list, or ``@FILE`` holding one."""
+    text = out
+    if out.startswith("@"):
+        try:
+            text = Path(out[1:]).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise OutError(f"cannot read {out[1:]!r}: {exc}") from exc
+    return [parse_card(word) for word in re.split(r"[\s,]+", text) if word]
+
+
+def _print(title: str, figures: dict[str, float], as_json: bool) -> None:
+    if as_json:
+        print(json.dumps({k: v if isinstance(v, int) else round(v, 6) for k, v in figures.items()}))
+        return
+    print(title)
+    for name, value in figures.items():
+        if name == "cards_left":
+            continue
         label = name.replace("_", " ")
         shown = f"{value * 100:8.4f} %" if name.startswith("edge") else f"{value:.6f}"
         print(f"  {label:<12} {shown}")
-    return 0

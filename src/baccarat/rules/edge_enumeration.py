@@ -1,0 +1,141 @@
+"""The live edge the plain way: deal the next round card by card from the cards left.
+
+The reference that :func:`baccarat.rules.edge.live_odds` is tested against, and slower:
+every deal is followed position by position as :func:`tableau.next_position` orders it,
+each card weighed by how many cards of its value are left at that moment (integers, so the
+result is exact), and every bet is settled by :func:`bets.winnings`. The first two cards of
+each hand are taken as an unordered pair of values with the number of its orders.
+Pairs are counted over the ranks of the first four cards, in the order they are dealt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from fractions import Fraction
+from itertools import combinations_with_replacement
+
+from baccarat.rules import tableau
+from baccarat.rules.bets import Stakes, winnings
+from baccarat.rules.edge import LiveOdds, check_left
+from baccarat.rules.profiles import Profile
+
+_ONE_OF_EACH = Stakes(
+    player=Fraction(1), banker=Fraction(1), tie=Fraction(1), player_pair=Fraction(1),
+    banker_pair=Fraction(1),
+)
+
+
+def enumerate_live_odds(profile: Profile, left: Sequence[int]) -> LiveOdds:
+    """The same figures as :func:`baccarat.rules.edge.live_odds`, by plain enumeration."""
+    n = check_left(profile, left)
+    by_value = [sum(left[9:]), *left[:9]]
+    ways: dict[tableau.Winner, int] = {"banker": 0, "player": 0, "tie": 0}
+    for player, banker, weight in _first_four(by_value):
+        _deal(player, banker, by_value, weight, ways)
+    deals = sum(ways.values())
+    chance = {winner: Fraction(w, deals) for winner, w in ways.items()}
+    player_pair, banker_pair = _pairs(list(left))
+    return LiveOdds(
+        cards_left=n,
+        banker=chance["banker"],
+        player=chance["player"],
+        tie=chance["tie"],
+        player_pair=player_pair,
+        banker_pair=banker_pair,
+        **_edges(profile, chance, player_pair, banker_pair),
+    )
+
+
+def _first_four(counts: list[int]) -> Iterator[tuple[list[int], list[int], int]]:
+    """Each hand's first two values, unordered, with the ordered deals that give them.
+
+    The four cards are taken out of ``counts`` while the caller deals on from them.
+    The tableau sees two cards only through their total, so P1, P2 = 3, 5 and 5, 3 lead to
+    the same rounds: one of them is followed, weighed twice.
+    """
+    hands = list(combinations_with_replacement(range(len(counts)), 2))
+    for player in hands:
+        for banker in hands:
+            weight = (1 if player[0] == player[1] else 2) * (1 if banker[0] == banker[1] else 2)
+            four = [*player, *banker]
+            for value in four:
+                weight *= counts[value]
+                counts[value] -= 1
+            if weight > 0:
+                yield list(player), list(banker), weight
+            for value in four:
+                counts[value] += 1
+
+
+def _deal(
+    player: list[int], banker: list[int], counts: list[int], weight: int,
+    ways: dict[tableau.Winner, int],
+) -> None:
+    """Add ``weight`` times every way the round can go on from these hands."""
+    position = tableau.next_position(player, banker)
+    if position is None:
+        winner = tableau.winner(tableau.total(player), tableau.total(banker))
+        ways[winner] += weight * _unused_draws(counts, 6 - len(player) - len(banker))
+        return
+    to_player = position in ("P1", "P2", "P3")
+    for value, count in enumerate(counts):
+        if not count:
+            continue
+        counts[value] -= 1
+        if to_player:
+            _deal([*player, value], banker, counts, weight * count, ways)
+        else:
+            _deal(player, [*banker, value], counts, weight * count, ways)
+        counts[value] += 1
+
+
+def _unused_draws(counts: list[int], cards: int) -> int:
+    """Weigh a short round as a six-card deal: the draws it leaves can be any card left."""
+    ways, left = 1, sum(counts) if cards else 0
+    for i in range(cards):
+        ways *= left - i
+    return ways
+
+
+def _pairs(left: list[int]) -> tuple[Fraction, Fraction]:
+    """Art. 13: the chances that P1 and P2, and that B1 and B2, share a rank."""
+    ways = {"player": 0, "banker": 0, "deals": 0}
+    _deal_four([], left, 1, ways)
+    return Fraction(ways["player"], ways["deals"]), Fraction(ways["banker"], ways["deals"])
+
+
+def _deal_four(ranks: list[int], left: list[int], weight: int, ways: dict[str, int]) -> None:
+    """Add the weight of every ordered deal of P1, B1, P2, B2 by rank, and of its pairs."""
+    if len(ranks) == 4:
+        p1, b1, p2, b2 = ranks
+        ways["deals"] += weight
+        ways["player"] += weight if p1 == p2 else 0
+        ways["banker"] += weight if b1 == b2 else 0
+        return
+    for rank, count in enumerate(left):
+        if count:
+            left[rank] -= 1
+            _deal_four([*ranks, rank], left, weight * count, ways)
+            left[rank] += 1
+
+
+def _edges(
+    profile: Profile, chance: dict[tableau.Winner, Fraction], player_pair: Fraction,
+    banker_pair: Fraction,
+) -> dict[str, Fraction]:
+    """Each bet's house edge: minus its expected winnings per unit, settled by the bets."""
+    expected = dict.fromkeys(("player", "banker", "tie", "player_pair", "banker_pair"),
+                             Fraction(0))
+    for winner, p_winner in chance.items():
+        for pp, p_pp in ((True, player_pair), (False, 1 - player_pair)):
+            for bp, p_bp in ((True, banker_pair), (False, 1 - banker_pair)):
+                won = winnings(
+                    _ONE_OF_EACH, winner, player_pair=pp, banker_pair=bp,
+                    payouts=profile.payouts,
+                )
+                # Each bet's winnings depend on one of the three only, so the product of
+                # the marginals gives each expectation exactly.
+                weight = p_winner * p_pp * p_bp
+                for bet in expected:
+                    expected[bet] += weight * getattr(won, bet)
+    return {f"edge_{bet}": -value for bet, value in expected.items()}

@@ -7,15 +7,14 @@ from pathlib import Path
 import pytest
 
 from baccarat.cards import ALL_CARDS
-from baccarat.drivers import framed
+from baccarat.drivers import framed, framed_wire
 from baccarat.drivers.codec import get_codec
 from baccarat.drivers.events import CardDrawn, Rejected
-from baccarat.drivers.framed import (
+from baccarat.drivers.framed import ALARM_REFRESH, AlarmTeller, FramedDecoder
+from baccarat.drivers.framed_device import ALARM_LEASE, FramedSender
+from baccarat.drivers.framed_wire import (
     ALARM,
-    ALARM_REFRESH,
     AlarmNotice,
-    AlarmTeller,
-    FramedDecoder,
     FrameSplitter,
     ack_frame,
     alarm_frame,
@@ -24,7 +23,6 @@ from baccarat.drivers.framed import (
     encode_frame,
     parse_alarm,
 )
-from baccarat.drivers.framed_device import ALARM_LEASE, FramedSender
 
 SPEC = Path(framed.__file__).with_name("PROTOCOL.md")
 OPEN_1 = "7E 0F 00 05 01 00 00 00 01 65 78 74 72 61 5F 63 61 72 64 0C CD 7E"
@@ -58,7 +56,7 @@ def test_an_id_with_flag_and_escape_bytes_is_stuffed_and_read_back() -> None:
     notice = AlarmNotice(0x7E7D, "foreign_card", open=True)
     frame = alarm_frame(notice)
     assert frame == wire(STUFFED)
-    assert framed.FLAG not in frame[1:-1]
+    assert framed_wire.FLAG not in frame[1:-1]
     (body,) = FrameSplitter().split(frame)
     assert isinstance(body, bytes)
     assert body[2] == ALARM
@@ -194,7 +192,7 @@ def test_a_device_that_does_not_know_a_host_frame_type_ignores_it() -> None:
 
 def test_the_host_decoder_takes_an_alarm_from_the_device_for_a_stray_host_frame() -> None:
     decoder = FramedDecoder(expected=0)
-    card = encode_frame(0, framed.CARD, bytes((1, ord("S"))))
+    card = encode_frame(0, framed_wire.CARD, bytes((1, ord("S"))))
     events = decoder.feed(alarm_frame(AlarmNotice(1, "extra_card", open=True)) + card)
     assert isinstance(events[0], Rejected)
     assert events[1:] == [CardDrawn(ALL_CARDS[0], seq=0)]

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from baccarat.cards import ALL_CARDS, parse_card
-from baccarat.drivers import framed
+from baccarat.drivers import framed, framed_wire
 from baccarat.drivers.codec import get_codec
 from baccarat.drivers.events import (
     BUTTONS,
@@ -26,20 +26,12 @@ from baccarat.drivers.events import (
     ShuffleStarted,
     UnreadableCard,
 )
-from baccarat.drivers.framed import (
-    ACK,
-    FramedDecoder,
-    FramedEncoder,
-    ack_frame,
-    crc16,
-    encode_frame,
-    stuff,
-    unstuff,
-)
+from baccarat.drivers.framed import FramedDecoder, FramedEncoder
+from baccarat.drivers.framed_wire import ACK, ack_frame, crc16, encode_frame, stuff, unstuff
 
 device_events = st.one_of(
     st.builds(CardDrawn, st.sampled_from(ALL_CARDS)),
-    st.builds(UnreadableCard, st.binary(max_size=framed.MAX_PAYLOAD)),
+    st.builds(UnreadableCard, st.binary(max_size=framed_wire.MAX_PAYLOAD)),
     st.sampled_from([CutCard(), ShoeInserted(), ShoeRemoved(), ShuffleStarted(), ShuffleDone()]),
     st.sampled_from([Heartbeat()]),
     st.builds(DealerButton, st.sampled_from(BUTTONS)),
@@ -73,18 +65,19 @@ def test_worked_examples_of_protocol_md() -> None:
         return bytes.fromhex(text)
 
     ace_of_spades = bytes((1, ord("S")))
-    assert encode_frame(5, framed.CARD, ace_of_spades) == wire("7E 02 05 10 01 53 F3 0E 7E")
+    assert encode_frame(5, framed_wire.CARD, ace_of_spades) == wire("7E 02 05 10 01 53 F3 0E 7E")
     assert ack_frame(5) == wire("7E 00 05 02 13 2B 7E")
     king_of_hearts = bytes((13, ord("H")))
-    assert encode_frame(0x7E, framed.CARD, king_of_hearts) == wire("7E 02 7D 5E 10 0D 48 49 53 7E")
-    assert encode_frame(0x33, framed.CARD, ace_of_spades) == wire("7E 02 33 10 01 53 F8 7D 5E 7E")
-    hello = encode_frame(0, framed.HELLO, framed.hello_payload(0x1234))
+    card = framed_wire.CARD
+    assert encode_frame(0x7E, card, king_of_hearts) == wire("7E 02 7D 5E 10 0D 48 49 53 7E")
+    assert encode_frame(0x33, card, ace_of_spades) == wire("7E 02 33 10 01 53 F8 7D 5E 7E")
+    hello = encode_frame(0, framed_wire.HELLO, framed_wire.hello_payload(0x1234))
     assert hello == wire("7E 03 00 01 02 12 34 CB E2 7E")
-    assert framed.query_frame(0) == wire("7E 00 00 03 FC FF 7E")
-    assert framed.position_frame(0, 1, 3, 0x1234) == wire("7E 04 00 04 01 03 12 34 85 2C 7E")
+    assert framed_wire.query_frame(0) == wire("7E 00 00 03 FC FF 7E")
+    assert framed_wire.position_frame(0, 1, 3, 0x1234) == wire("7E 04 00 04 01 03 12 34 85 2C 7E")
     assert ack_frame(0) == wire("7E 00 00 02 EC DE 7E")
-    assert encode_frame(1, framed.SHOE_INSERTED) == wire("7E 00 01 20 DB CF 7E")
-    assert encode_frame(2, framed.CARD, ace_of_spades) == wire("7E 02 02 10 01 53 A2 23 7E")
+    assert encode_frame(1, framed_wire.SHOE_INSERTED) == wire("7E 00 01 20 DB CF 7E")
+    assert encode_frame(2, framed_wire.CARD, ace_of_spades) == wire("7E 02 02 10 01 53 A2 23 7E")
     assert ack_frame(2) == wire("7E 00 02 02 8A BC 7E")
 
 
@@ -125,7 +118,7 @@ def test_every_event_round_trips_with_its_sequence_number() -> None:
 
 
 def test_crc_error_names_expected_and_received_values() -> None:
-    frame = bytearray(encode_frame(7, framed.CARD, b"\x0d\x48"))
+    frame = bytearray(encode_frame(7, framed_wire.CARD, b"\x0d\x48"))
     frame[4] ^= 0x01  # rank 13 -> 12
     events = FramedDecoder().feed(bytes(frame))
     assert len(events) == 1
@@ -164,17 +157,17 @@ def test_hello_with_a_new_session_resets_the_sequence() -> None:
     events = decoder.feed(again.hello(2) + again.encode(ShoeInserted()))
     assert events == [ShoeInserted(seq=1)]
     # a retransmitted HELLO of the same session is a duplicate, not a reset
-    assert decoder.feed(encode_frame(0, framed.HELLO, framed.hello_payload(2))) == []
+    assert decoder.feed(encode_frame(0, framed_wire.HELLO, framed_wire.hello_payload(2))) == []
     assert decoder.counters["hellos"] == 2
 
 
 def test_bad_payloads_are_reported_but_acknowledged() -> None:
     decoder = FramedDecoder(expected=0)
     events = decoder.feed(
-        encode_frame(0, framed.CARD, b"\x0e\x53")
-        + encode_frame(1, framed.BUTTON, b"\x09")
+        encode_frame(0, framed_wire.CARD, b"\x0e\x53")
+        + encode_frame(1, framed_wire.BUTTON, b"\x09")
         + encode_frame(2, 0x99, b"x")
-        + encode_frame(3, framed.CUT_CARD, b"x")
+        + encode_frame(3, framed_wire.CUT_CARD, b"x")
     )
     assert events[0] == UnreadableCard(b"\x0e\x53", seq=0)
     assert [type(e) for e in events[1:]] == [Rejected, Rejected, Rejected]
@@ -188,8 +181,8 @@ def test_registry_gives_both_sides() -> None:
     frame = codec.encoder().encode(CardDrawn(parse_card("KD")))
     decoder = codec.decoder()
     assert decoder.feed(frame) == []  # a fresh host first asks where the device stands
-    assert decoder.pending_output() == framed.query_frame(0)
-    answer = framed.position_frame(0, oldest=0, next_seq=1, session=7)
+    assert decoder.pending_output() == framed_wire.query_frame(0)
+    answer = framed_wire.position_frame(0, oldest=0, next_seq=1, session=7)
     assert decoder.feed(answer) == [CardDrawn(parse_card("KD"), seq=0)]
     assert decoder.pending_output() == ack_frame(0)
 

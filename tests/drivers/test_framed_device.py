@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from baccarat.cards import ALL_CARDS
 from baccarat.drivers.events import CardDrawn, Heartbeat
-from baccarat.drivers.framed import FramedDecoder, ack_frame, position_frame, query_frame
+from baccarat.drivers.framed import FramedDecoder
 from baccarat.drivers.framed_device import FramedSender
+from baccarat.drivers.framed_wire import ack_frame, position_frame, query_frame
 
 
 def test_sender_retransmits_until_acknowledged_and_releases_on_ack() -> None:

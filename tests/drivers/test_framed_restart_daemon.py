@@ -23,8 +23,8 @@ from baccarat.cards import ALL_CARDS, Card
 from baccarat.controller.engine.inputs import DrawCard
 from baccarat.controller.journal.reader import read_journal_file
 from baccarat.drivers.events import CardDrawn, ShoeInserted
-from baccarat.drivers.framed import CARD, FrameSplitter
 from baccarat.drivers.framed_device import HEARTBEAT_INTERVAL
+from baccarat.drivers.framed_wire import CARD, FrameSplitter
 from baccarat.sim_hardware.virtual_shoe import VirtualShoe
 from support.daemon import Daemon, Recorder
 from support.mosquitto import Mosquitto

@@ -18,10 +18,11 @@ from hypothesis import strategies as st
 from baccarat.cards import ALL_CARDS, parse_card
 from baccarat.controller.engine.inputs import DrawCard
 from baccarat.controller.journal.writer import Journal
-from baccarat.drivers import framed
+from baccarat.drivers import framed_wire
 from baccarat.drivers.events import CardDrawn, DeviceEvent, Heartbeat, SequenceGap
-from baccarat.drivers.framed import FramedDecoder, FramedEncoder, FrameSplitter, ack_frame
+from baccarat.drivers.framed import FramedDecoder, FramedEncoder
 from baccarat.drivers.framed_device import FramedSender
+from baccarat.drivers.framed_wire import FrameSplitter, ack_frame
 
 TICK = 0.05
 """Seconds the test clock moves per step (the device retransmits after 0.5 s)."""
@@ -106,9 +107,9 @@ class Table:
 def only_acks(data: bytes) -> bytes:
     """What a version-1 device makes of the host's bytes: the ACKs; a QUERY is unknown."""
     return b"".join(
-        framed.ack_frame(body[1])
+        framed_wire.ack_frame(body[1])
         for body in FrameSplitter().split(data)
-        if isinstance(body, bytes) and body[2] == framed.ACK
+        if isinstance(body, bytes) and body[2] == framed_wire.ACK
     )
 
 
@@ -118,7 +119,7 @@ def acked(out: list[bytes]) -> list[int]:
         body[1]
         for data in out
         for body in FrameSplitter().split(data)
-        if isinstance(body, bytes) and body[2] == framed.ACK
+        if isinstance(body, bytes) and body[2] == framed_wire.ACK
     ]
 
 
@@ -333,14 +334,14 @@ def test_the_host_asks_and_the_device_answers_with_its_oldest_unacknowledged() -
     card = FramedEncoder(first_seq=1).encode(CardDrawn(parse_card("AS")))
     sender.queue(CardDrawn(parse_card("AS")))
     assert sender.next_frame(0.0) == card
-    sender.receive(framed.query_frame(9))
-    assert sender.next_frame(0.0) == framed.position_frame(9, 0, 2, 0x1234)
+    sender.receive(framed_wire.query_frame(9))
+    assert sender.next_frame(0.0) == framed_wire.position_frame(9, 0, 2, 0x1234)
     decoder = FramedDecoder()
     assert hello is not None
     decoder.resume_after(200)  # a record from an other life: the device's answer wins
     assert decoder.feed(card) == []
-    assert decoder.pending_output() == framed.query_frame(0)
-    assert decoder.feed(framed.position_frame(0, 1, 2, 0x1234)) == [
+    assert decoder.pending_output() == framed_wire.query_frame(0)
+    assert decoder.feed(framed_wire.position_frame(0, 1, 2, 0x1234)) == [
         CardDrawn(parse_card("AS"), seq=1)
     ]
     assert decoder.pending_output() == ack_frame(1)
@@ -365,13 +366,14 @@ def test_journal_keeps_the_device_frame_number(tmp_path: Path) -> None:
 def test_an_answer_to_no_question_of_this_placing_is_ignored() -> None:
     decoder = FramedDecoder()
     card = FramedEncoder(first_seq=4).encode(CardDrawn(parse_card("AS")))
-    assert decoder.feed(framed.position_frame(0, 1, 9, 7)) == []  # nothing was asked yet
+    assert decoder.feed(framed_wire.position_frame(0, 1, 9, 7)) == []  # nothing was asked yet
     assert decoder.feed(card) == []
-    assert decoder.pending_output() == framed.query_frame(0)
-    assert decoder.feed(framed.position_frame(5, 1, 9, 7)) == []  # not our nonce
+    assert decoder.pending_output() == framed_wire.query_frame(0)
+    assert decoder.feed(framed_wire.position_frame(5, 1, 9, 7)) == []  # not our nonce
     assert not decoder.placed
     assert decoder.counters["unexpected_frames"] == 2
-    assert decoder.feed(framed.position_frame(0, 4, 5, 7)) == [CardDrawn(parse_card("AS"), seq=4)]
+    answer = framed_wire.position_frame(0, 4, 5, 7)
+    assert decoder.feed(answer) == [CardDrawn(parse_card("AS"), seq=4)]
 
 
 def test_a_hello_while_placing_starts_the_new_session_at_once() -> None:

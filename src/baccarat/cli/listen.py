@@ -32,7 +32,7 @@ from baccarat.drivers.events import (
     Rejected,
     UnreadableCard,
 )
-from baccarat.drivers.framed import FLAG
+from baccarat.drivers.framed_wire import FLAG
 from baccarat.drivers.serial_source import SerialSource
 
 LINE_CARD: Final = re.compile(rb"[AHCD](0[1-9]|1[0-3])\r?\n")

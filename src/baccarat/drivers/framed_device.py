@@ -14,15 +14,14 @@ from dataclasses import dataclass
 from typing import Final
 
 from baccarat.drivers.events import DeviceEvent
-from baccarat.drivers.framed import (
+from baccarat.drivers.framed import FramedEncoder, event_frame_parts
+from baccarat.drivers.framed_wire import (
     ACK,
     ALARM,
     HEARTBEAT,
     HELLO,
     QUERY,
-    FramedEncoder,
     FrameSplitter,
-    event_frame_parts,
     hello_payload,
     parse_alarm,
     position_frame,

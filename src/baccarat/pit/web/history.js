@@ -82,6 +82,7 @@ export class HistoryView {
     this.loggingOut = Promise.resolve(); // a logout's cookie clearing must not follow a login
     this.quarantineTimer = null;
     this.quarantineAsked = 0;
+    this.configured = true; // false once the server says it has no database (no history)
     $("history-close").addEventListener("click", () => {
       this.close();
       onClose();
@@ -99,6 +100,7 @@ export class HistoryView {
         headers: { Authorization: basicAuthorization(username, password) },
       });
       const body = await response.json().catch(() => ({}));
+      this.configured = body.history !== false;
       if (!response.ok) this.loginProblem = `History login refused: ${body.error || response.status}`;
     } catch {
       this.loginProblem = "History login: cannot reach the console's server.";
@@ -108,6 +110,7 @@ export class HistoryView {
   /** Ask for the quarantine count now and every QUARANTINE_EVERY_MS until logout. */
   watchQuarantine() {
     this.stopQuarantine();
+    if (!this.configured) return; // a console with no database has no recorder to ask
     this.refreshQuarantine();
     this.quarantineTimer = setInterval(() => this.refreshQuarantine(), QUARANTINE_EVERY_MS);
   }

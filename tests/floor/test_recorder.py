@@ -89,12 +89,11 @@ def stored_by_table(db: str) -> dict[str, dict[int, dict[str, Any]]]:
         out: dict[str, dict[int, dict[str, Any]]] = {}
         for table, body in store.messages():
             out.setdefault(table, {})[body["seq"]] = body
-        for table, facts in out.items():
+        for table, facts in list(out.items()):
             derived = store.derived(table)
-            for topic in VIEWS:
-                for seq, body in rebuilt(facts.values(), derived, topic):
-                    facts[seq] = json.loads(body)
-            out[table] = dict(sorted(facts.items()))
+            views = {seq: json.loads(body) for topic in VIEWS
+                     for seq, body in rebuilt(list(facts.values()), derived, topic)}
+            out[table] = dict(sorted((facts | views).items()))
         return out
     finally:
         store.close()

@@ -1,6 +1,6 @@
 """N tables' traffic into a floor broker, the recorder and a console, without N daemons.
 
-Once (kept in ``bench/.floor_traffic-shoes.jsonl``): ``baccarat sim floor --tables 1``
+Once (kept in ``~/.cache/baccarat/floor_traffic-shoes.jsonl``): ``baccarat sim floor --tables 1``
 (a real daemon and a virtual framed shoe) deals fast into a private mosquitto, and every
 body its table publishes is kept with its topic, until it has dealt ``--shoes`` shoes.
 
@@ -45,7 +45,10 @@ from paho.mqtt.enums import CallbackAPIVersion
 from floor import Pit, baccarat, free_port, percentile, start_broker  # bench/floor.py
 
 HERE = Path(__file__).resolve().parent
-CAPTURE = HERE / ".floor_traffic-shoes.jsonl"
+CAPTURE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "baccarat" / (
+    "floor_traffic-shoes.jsonl"
+)
+"""The recorded table, kept out of the repository (2 MB a shoe)."""
 CLIENTS = 4
 """paho clients the offer is spread over (each its own network thread)."""
 _SEQ = re.compile(rb'"seq":\d+')
@@ -95,6 +98,7 @@ def capture(shoes: int) -> list[tuple[str, bytes]]:
     cut = next(i for i, (t, p) in enumerate(got)
                if t.endswith("/shoe") and json.loads(p)["shoe"] == last)
     kept = got[:cut]
+    CAPTURE.parent.mkdir(parents=True, exist_ok=True)
     CAPTURE.write_text("".join(json.dumps([t, p.decode()]) + "\n" for t, p in kept))
     return kept
 

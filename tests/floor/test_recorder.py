@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from baccarat.floor.derived import VIEWS, rebuilt
 from baccarat.floor.history import rounds, to_csv
 from baccarat.floor.store import open_store
 from baccarat.sim_hardware.dealer import Dealer
@@ -82,11 +83,17 @@ async def deal_shoe(shoe: VirtualShoe, seed: int) -> None:
 
 
 def stored_by_table(db: str) -> dict[str, dict[int, dict[str, Any]]]:
+    """Every table's messages as the database gives them (facts, derived views made again)."""
     store = open_store(db)
     try:
         out: dict[str, dict[int, dict[str, Any]]] = {}
         for table, body in store.messages():
             out.setdefault(table, {})[body["seq"]] = body
+        for table, facts in list(out.items()):
+            derived = store.derived(table)
+            views = {seq: json.loads(body) for topic in VIEWS
+                     for seq, body in rebuilt(list(facts.values()), derived, topic)}
+            out[table] = dict(sorted((facts | views).items()))
         return out
     finally:
         store.close()

@@ -3,6 +3,11 @@
 Rounds with every card, the result and the alarms with who settled them, from the floor
 recorder's database (:mod:`baccarat.floor.history`), or from a file of message JSON lines
 (``--messages FILE``: what ``baccarat replay`` or ``journal show --messages`` print).
+
+``--rebuild TOPIC --table T [--at-seq N]``: a derived view the recorder did not store
+whole (``roads``), made again from the stored facts byte for byte, as the table published
+it at ``seq`` N (the newest at or before N; without it the newest of all), on one line
+(:mod:`baccarat.floor.derived`).
 """
 
 from __future__ import annotations
@@ -15,9 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from baccarat.boards.feed import parse_broker
+from baccarat.floor.bodies import DERIVED_TOPICS
+from baccarat.floor.derived import rebuild_at
 from baccarat.floor.history import Skipped, gaps, parse_time, rounds, to_csv
 from baccarat.floor.retained import BrokerReadError, RetainedSeq, missing_tails, read_retained
-from baccarat.floor.store import StoreError, TableTail, open_store
+from baccarat.floor.store import Store, StoreError, TableTail, open_store
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -37,6 +44,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--broker", metavar="HOST[:PORT]",
                         help="with --check: the floor broker, whose retained state is compared"
                         " with the database's newest messages")
+    parser.add_argument("--rebuild", choices=sorted(DERIVED_TOPICS), metavar="TOPIC",
+                        help="with --db and --table: print the derived view TOPIC"
+                        f" ({', '.join(sorted(DERIVED_TOPICS))}) as the table published it,"
+                        " made again from the stored facts")
+    parser.add_argument("--at-seq", type=int, metavar="N",
+                        help="with --rebuild: the view current at seq N (default: the newest)")
     parser.add_argument("--prefix", default="baccarat", help="the tables' topic prefix")
     parser.add_argument("--username", help="the check's broker account (it only reads)")
     parser.add_argument("--password-file", type=Path, help="a file holding its password")
@@ -51,6 +64,8 @@ def _time(text: str) -> float:
 
 def run(args: argparse.Namespace) -> int:
     """Print or export the rounds."""
+    if args.rebuild is not None or args.at_seq is not None:
+        return _rebuild(args)
     skipped = Skipped()
     if args.broker is not None and (args.db is None or not args.check):
         print("baccarat history: --broker goes with --db and --check", file=sys.stderr)
@@ -58,6 +73,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         messages = list(_messages(args, skipped))
         tails = _tails(args) if args.check else []
+        sequence = _sequence(args, messages) if args.check else []
+        unlike = _unlike_latest(args) if args.check and args.db is not None else []
         retained = _retained(args) if args.check and args.broker is not None else None
     except (StoreError, OSError, ValueError, BrokerReadError) as exc:
         print(f"baccarat history: {exc}", file=sys.stderr)
@@ -75,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {example}", file=sys.stderr)
     if not args.check:
         return 0
-    missing = gaps(messages)
+    missing = gaps(sequence)
     for table, runs in missing.items():
         text = ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs)
         print(f"{table}: seq missing: {text}", file=sys.stderr)
@@ -85,7 +102,68 @@ def run(args: argparse.Namespace) -> int:
     if retained is None and args.db is not None:
         print("baccarat history: tails not checked (--broker HOST compares the broker's"
               " retained state with the database)", file=sys.stderr)
-    return 1 if missing or behind or skipped.count else 0
+    for line in unlike:
+        print(line, file=sys.stderr)
+    return 1 if missing or behind or unlike or skipped.count else 0
+
+
+def _rebuild(args: argparse.Namespace) -> int:
+    if args.rebuild is None or args.db is None or args.table is None:
+        print("baccarat history: --rebuild TOPIC goes with --db and --table (and --at-seq N)",
+              file=sys.stderr)
+        return 2
+    try:
+        store = open_store(args.db, create=False)
+        try:
+            found = _rebuilt(store, args.table, args.rebuild, args.at_seq)
+        finally:
+            store.close()
+    except StoreError as exc:
+        print(f"baccarat history: {exc}", file=sys.stderr)
+        return 2
+    if found is None:
+        at = "" if args.at_seq is None else f" at or before seq {args.at_seq}"
+        print(f"baccarat history: {args.table} published no {args.rebuild}{at} that the"
+              " database knows of", file=sys.stderr)
+        return 1
+    print(found[1])
+    return 0
+
+
+def _rebuilt(store: Store, table: str, topic: str, at_seq: int | None) -> tuple[int, str] | None:
+    derived = store.derived(table, at_seq)
+    if at_seq is None:
+        at_seq = derived[-1].seq if derived else 0
+    return rebuild_at(store.facts(table, at_seq), derived, topic, at_seq)
+
+
+def _sequence(
+    args: argparse.Namespace, messages: list[tuple[str, dict[str, Any]]]
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every seq a table published that the source knows of: facts, and derived views."""
+    if args.db is None:
+        return iter(messages)
+    store = open_store(args.db, create=False)
+    try:
+        found = list(store.seqs(args.table))
+    finally:
+        store.close()
+    return ((table, {"seq": seq}) for table, seq in found)
+
+
+def _unlike_latest(args: argparse.Namespace) -> list[str]:
+    """Each table's derived views whose rebuilt latest is not the one kept whole."""
+    store = open_store(args.db, create=False)
+    out = []
+    try:
+        for view in store.latest(args.table):
+            found = _rebuilt(store, view.table, view.topic, view.seq)
+            if found is None or found != (view.seq, view.body):
+                out.append(f"{view.table}: {view.topic} at seq {view.seq} cannot be made again"
+                           " from the stored facts (do they reach back to its shoe's start?)")
+    finally:
+        store.close()
+    return out
 
 
 def _retained(args: argparse.Namespace) -> dict[str, RetainedSeq]:

@@ -39,6 +39,10 @@ class BodyType:
     topics: tuple[str, ...]
     sequenced: bool
     """An engine message (up by one per message of a table), stored in ``messages``."""
+    derived: bool = False
+    """A view the engine makes from earlier messages (:mod:`baccarat.floor.derived` makes
+    it again from the stored facts): only the table's latest is kept whole, and of the
+    others their ``seq``, topic and ``ts``."""
 
 
 BODY_TYPES: Final[Mapping[str, BodyType]] = {
@@ -50,7 +54,7 @@ BODY_TYPES: Final[Mapping[str, BodyType]] = {
     "round": BodyType(("round",), sequenced=True),
     "void": BodyType(("void",), sequenced=True),
     "shoe": BodyType(("shoe",), sequenced=True),
-    "roads": BodyType(("roads",), sequenced=True),
+    "roads": BodyType(("roads",), sequenced=True, derived=True),
     "recall": BodyType(("recall",), sequenced=True),
     "limits": BodyType(("limits",), sequenced=False),  # the pit's, retained
     "status": BodyType(("status",), sequenced=False),  # the table's, retained, its last will
@@ -59,6 +63,13 @@ BODY_TYPES: Final[Mapping[str, BodyType]] = {
 }
 """Every body type a table's topics carry (the catalogue's, the daemon's status, fault
 and reply, the pit's limits)."""
+
+DERIVED_TOPICS: Final = frozenset(
+    topic for kind in BODY_TYPES.values() if kind.derived for topic in kind.topics
+)
+"""The topics of derived views: their bodies are rebuilt, not stored (``alarms`` is not
+one: a coalesced alarm's count and held cards change only there; nor ``shoe``: its phase,
+burn due and cut card are the device's facts, which no other body carries)."""
 
 TOPIC_TYPES: Final[Mapping[str, frozenset[str]]] = {
     topic: frozenset(name for name, kind in BODY_TYPES.items() if topic in kind.topics)

@@ -7,9 +7,18 @@ A second message with the same table and ``seq`` but another body is not a dupli
 table whose journal was wiped starts its numbering again. It is kept in ``conflicts`` and
 counted, never silently dropped.
 
+Only facts are kept whole. A derived view (``roads``: :data:`baccarat.floor.bodies.DERIVED_TOPICS`),
+a function of the table's earlier messages that :mod:`baccarat.floor.derived` makes again
+byte for byte, is kept whole only as the table's latest of its topic (``latest``); of every
+other one its ``seq``, topic (the last level) and ``ts`` are kept in ``derived``, so that a
+gap in a table's ``seq`` is still told from a view not stored, and a view of any moment
+can be rebuilt with its own ``seq`` and ``ts``.
+
 Schema (the same on both databases)::
 
     messages  (tbl, seq)  topic, type, shoe, round, ts, received, body
+    derived   (tbl, seq)  topic, ts        -- a derived view's place in the sequence
+    latest    (tbl, topic) seq, received, body  -- the newest derived view, whole
     conflicts            tbl, seq, topic, received, body
     status    (tbl)      received, body    -- the table's latest retained status
     quarantine           received, topic, reason, size, payload (bytes)  -- by (topic, received)
@@ -36,6 +45,7 @@ from pathlib import Path
 from typing import Any, Final, Protocol
 
 from baccarat.errors import BaccaratError
+from baccarat.floor.bodies import DERIVED_TOPICS
 
 SCHEMA: Final = (
     """CREATE TABLE IF NOT EXISTS messages (
@@ -52,6 +62,12 @@ SCHEMA: Final = (
         received DOUBLE PRECISION NOT NULL, topic TEXT NOT NULL, reason TEXT NOT NULL,
         size BIGINT NOT NULL, payload BLOB NOT NULL)""",
     """CREATE INDEX IF NOT EXISTS quarantine_by_topic ON quarantine (topic, received)""",
+    """CREATE TABLE IF NOT EXISTS derived (
+        tbl TEXT NOT NULL, seq BIGINT NOT NULL, topic TEXT NOT NULL, ts DOUBLE PRECISION,
+        PRIMARY KEY (tbl, seq)) WITHOUT ROWID""",
+    """CREATE TABLE IF NOT EXISTS latest (
+        tbl TEXT NOT NULL, topic TEXT NOT NULL, seq BIGINT NOT NULL,
+        received DOUBLE PRECISION NOT NULL, body TEXT NOT NULL, PRIMARY KEY (tbl, topic))""",
 )
 QUARANTINE_KEEP: Final = 64 * 1024
 """Bytes of a quarantined body that are kept (its size is kept whole)."""
@@ -147,6 +163,25 @@ class ShoeSummary:
     last: float | None
 
 
+@dataclass(frozen=True, slots=True)
+class DerivedSeq:
+    """A derived view the store did not keep whole: its ``seq``, topic (last level) and ``ts``."""
+
+    seq: int
+    topic: str
+    ts: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class LatestView:
+    """A table's newest derived view of a topic, as published."""
+
+    table: str
+    topic: str
+    seq: int
+    body: str
+
+
 class Store(Protocol):
     """A database of floor messages."""
 
@@ -174,6 +209,22 @@ class Store(Protocol):
 
     def tails(self) -> list[TableTail]:
         """Each table's newest stored message and latest status, by table."""
+        ...
+
+    def facts(self, table: str, until_seq: int | None = None) -> list[dict[str, Any]]:
+        """The table's stored facts (bodies), by ``seq``, up to ``until_seq`` if given."""
+        ...
+
+    def derived(self, table: str, until_seq: int | None = None) -> list[DerivedSeq]:
+        """The table's derived views not kept whole: (seq, topic, ts), by ``seq``."""
+        ...
+
+    def latest(self, table: str | None = None) -> list[LatestView]:
+        """The newest derived view of each table and topic, whole, by table then topic."""
+        ...
+
+    def seqs(self, table: str | None = None) -> Iterator[tuple[str, int]]:
+        """(table, seq) of every message stored or recorded as derived, by table then seq."""
         ...
 
     def messages(
@@ -206,6 +257,15 @@ INSERT_MESSAGE: Final = (
 INSERT_QUARANTINE: Final = (
     "INSERT INTO quarantine (received, topic, reason, size, payload) VALUES (?, ?, ?, ?, ?)"
 )
+INSERT_DERIVED: Final = (
+    "INSERT INTO derived (tbl, seq, topic, ts) VALUES (?, ?, ?, ?)"
+    " ON CONFLICT (tbl, seq) DO NOTHING"
+)
+UPSERT_LATEST: Final = (
+    "INSERT INTO latest (tbl, topic, seq, received, body) VALUES (?, ?, ?, ?, ?)"
+    " ON CONFLICT (tbl, topic) DO UPDATE SET seq = EXCLUDED.seq, received = EXCLUDED.received,"
+    " body = EXCLUDED.body WHERE EXCLUDED.seq > latest.seq"
+)
 UPSERT_STATUS: Final = (
     "INSERT INTO status (tbl, received, body) VALUES (?, ?, ?)"
     " ON CONFLICT (tbl) DO UPDATE SET received = EXCLUDED.received, body = EXCLUDED.body"
@@ -226,11 +286,38 @@ def _row(message: Received) -> tuple[Any, ...]:
     )
 
 
+def _kind(topic: str) -> str:
+    return topic.rsplit("/", 1)[-1]
+
+
+def _derived_row(message: Received) -> tuple[Any, ...]:
+    return (message.table, message.seq, _kind(message.topic),
+            _float_or_none(message.body.get("ts")))
+
+
+def _latest_rows(derived: Sequence[Received]) -> list[tuple[Any, ...]]:
+    """The ``latest`` rows of a batch's derived views: the newest per table and topic."""
+    newest: dict[tuple[str, str], Received] = {}
+    for message in derived:
+        key = (message.table, _kind(message.topic))
+        kept = newest.get(key)
+        if kept is None or (message.seq or 0) > (kept.seq or 0):
+            newest[key] = message
+    return [(m.table, _kind(m.topic), m.seq, m.received, m.payload) for m in newest.values()]
+
+
+def is_derived(message: Received) -> bool:
+    """Is this a derived view (kept as its seq, topic and ts, and as the latest whole)?"""
+    return message.seq is not None and _kind(message.topic) in DERIVED_TOPICS
+
+
 class SqlStore:
     """The SQL both databases share; ``mark`` is the driver's parameter placeholder."""
 
     mark = "?"
     blob = "BLOB"
+    without_rowid = " WITHOUT ROWID"
+    """SQLite keeps a table with no rowid in its primary key's b-tree: one copy, not two."""
     refusals: tuple[type[BaseException], ...] = (ValueError, TypeError, OverflowError)
     """Errors that mean the database refused a value (with the connection still good)."""
 
@@ -243,7 +330,8 @@ class SqlStore:
     def _create(self) -> None:
         with self._transaction() as cursor:
             for statement in SCHEMA:
-                cursor.execute(statement.replace("BLOB", self.blob))
+                typed = statement.replace("BLOB", self.blob)
+                cursor.execute(typed.replace(" WITHOUT ROWID", self.without_rowid))
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[Any]:
@@ -288,7 +376,8 @@ class SqlStore:
             raise self._failure(exc) from exc
 
     def _add(self, batch: Sequence[Received], quarantine: Sequence[Quarantined]) -> AddResult:
-        messages = [m for m in batch if m.seq is not None]
+        derived = [m for m in batch if is_derived(m)]
+        messages = [m for m in batch if m.seq is not None and not is_derived(m)]
         statuses = [m for m in batch if m.seq is None and m.topic.endswith("/status")]
         try:
             with self._transaction() as cursor:
@@ -296,6 +385,11 @@ class SqlStore:
                     cursor.executemany(self._q(INSERT_MESSAGE), [_row(m) for m in messages])
                     if cursor.rowcount != len(messages):
                         raise _RepeatedError  # noqa: TRY301 - rolls the transaction back
+                if derived:
+                    cursor.executemany(self._q(INSERT_DERIVED), [_derived_row(m) for m in derived])
+                    if cursor.rowcount != len(derived):
+                        raise _RepeatedError  # noqa: TRY301 - rolls the transaction back
+                    cursor.executemany(self._q(UPSERT_LATEST), _latest_rows(derived))
                 if statuses:
                     cursor.executemany(
                         self._q(UPSERT_STATUS),
@@ -310,7 +404,8 @@ class SqlStore:
                 self._quarantine(cursor, quarantine)
             return result
         return AddResult(
-            stored=len(messages), statuses=len(statuses), quarantined=len(quarantine)
+            stored=len(messages) + len(derived), statuses=len(statuses),
+            quarantined=len(quarantine),
         )
 
     def _quarantine(self, cursor: Any, quarantine: Sequence[Quarantined]) -> None:
@@ -335,6 +430,9 @@ class SqlStore:
                 )
                 result.statuses += 1
             return
+        if is_derived(message):
+            self._add_derived(cursor, message, result)
+            return
         body = message.body
         cursor.execute(self._q(INSERT_MESSAGE), _row(message))
         if cursor.rowcount == 1:
@@ -354,6 +452,80 @@ class SqlStore:
             (message.table, seq, message.topic, message.received, message.payload),
         )
         result.conflicts += 1
+
+    def _add_derived(self, cursor: Any, message: Received, result: AddResult) -> None:
+        """A derived view alone: new, a repeat (same seq and topic), or a conflict."""
+        cursor.execute(self._q(INSERT_DERIVED), _derived_row(message))
+        if cursor.rowcount == 1:
+            cursor.execute(self._q(UPSERT_LATEST), _latest_rows([message])[0])
+            result.stored += 1
+            return
+        cursor.execute(
+            self._q("SELECT topic FROM derived WHERE tbl = ? AND seq = ?"),
+            (message.table, message.seq),
+        )
+        (kept,) = cursor.fetchone()
+        if kept == _kind(message.topic):
+            result.duplicates += 1  # its body is the view of that seq: rebuilt, the same
+            return
+        cursor.execute(
+            self._q(
+                "INSERT INTO conflicts (tbl, seq, topic, received, body) VALUES (?, ?, ?, ?, ?)"
+            ),
+            (message.table, message.seq, message.topic, message.received, message.payload),
+        )
+        result.conflicts += 1
+
+    def facts(self, table: str, until_seq: int | None = None) -> list[dict[str, Any]]:
+        """The table's stored facts (bodies), by ``seq``, up to ``until_seq`` if given."""
+        sql = "SELECT body FROM messages WHERE tbl = ?"
+        params: list[Any] = [table]
+        if until_seq is not None:
+            sql += " AND seq <= ?"
+            params.append(until_seq)
+        return [json.loads(body) for (body,) in self._read(sql + " ORDER BY seq", params)]
+
+    def derived(self, table: str, until_seq: int | None = None) -> list[DerivedSeq]:
+        """The table's derived views not kept whole: (seq, topic, ts), by ``seq``."""
+        sql = "SELECT seq, topic, ts FROM derived WHERE tbl = ?"
+        params: list[Any] = [table]
+        if until_seq is not None:
+            sql += " AND seq <= ?"
+            params.append(until_seq)
+        return [
+            DerivedSeq(int(seq), str(topic), _float_or_none(ts))
+            for seq, topic, ts in self._read(sql + " ORDER BY seq", params)
+        ]
+
+    def latest(self, table: str | None = None) -> list[LatestView]:
+        """The newest derived view of each table and topic, whole, by table then topic."""
+        sql = "SELECT tbl, topic, seq, body FROM latest"
+        params: list[Any] = []
+        if table is not None:
+            sql += " WHERE tbl = ?"
+            params.append(table)
+        return [
+            LatestView(str(tbl), str(topic), int(seq), str(body))
+            for tbl, topic, seq, body in self._read(sql + " ORDER BY tbl, topic", params)
+        ]
+
+    def seqs(self, table: str | None = None) -> Iterator[tuple[str, int]]:
+        """(table, seq) of every message stored or recorded as derived, by table then seq."""
+        where = "" if table is None else " WHERE tbl = ?"
+        params = [] if table is None else [table]
+        sql = (f"SELECT tbl, seq FROM messages{where} UNION ALL"  # noqa: S608 - no input in it
+               f" SELECT tbl, seq FROM derived{where} ORDER BY 1, 2")
+        for tbl, seq in self._read(sql, params * 2):
+            yield str(tbl), int(seq)
+
+    def _read(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        cursor = self._db.cursor()
+        try:
+            cursor.execute(self._q(sql), list(params))
+            return list(cursor)
+        finally:
+            cursor.close()
+            self._db.rollback()
 
     def messages(
         self,
@@ -446,6 +618,10 @@ class SqlStore:
                 " ON m.tbl = newest.tbl AND m.seq = newest.seq"
             )
             newest = {tbl: (int(seq), float(received)) for tbl, seq, received in cursor}
+            cursor.execute("SELECT tbl, seq, received FROM latest")
+            for tbl, seq, received in cursor:  # a derived view may be the newest of all
+                if tbl not in newest or int(seq) > newest[tbl][0]:
+                    newest[tbl] = (int(seq), float(received))
             cursor.execute("SELECT tbl, received, body FROM status")
             statuses = {tbl: (float(received), _object_or_none(body))
                         for tbl, received, body in cursor}
@@ -517,6 +693,7 @@ class PostgresStore(SqlStore):
 
     mark = "%s"
     blob = "BYTEA"
+    without_rowid = ""
 
     def __init__(self, url: str, create: bool = True) -> None:
         import psycopg

@@ -1,0 +1,334 @@
+"""N tables' traffic into a floor broker, the recorder and a console, without N daemons.
+
+Once (kept in ``~/.cache/baccarat/floor_traffic-shoes.jsonl``): ``baccarat sim floor --tables 1``
+(a real daemon and a virtual framed shoe) deals fast into a private mosquitto, and every
+body its table publishes is kept with its topic, until it has dealt ``--shoes`` shoes.
+
+Then, for each database: a fresh mosquitto (the floor broker: persistence on, a large queue
+per session), ``baccarat record`` into a fresh database, a console-like subscriber
+(``bench/floor.py``'s ``Pit``: paho, MQTT 5, ``baccarat/+/#`` at QoS 1) and the offer:
+N tables, each replaying the recorded bodies in order with a fresh ``seq`` (its own, up
+by one) and ``ts`` (now), one input's messages at a time (those that share a recorded
+``ts``), one input a second at each table (about a card a second, a real table's pace),
+the tables spread over the second; QoS 1 on a few paho clients. For ``--seconds``:
+messages and bytes per second offered and stored, how far the recorder falls behind (the
+messages offered and not yet stored, at the end and at worst), card to console p50/p99,
+the database's growth per table-hour and per shoe; then whether anything was lost (every
+offered ``seq`` in the database, as a fact or as a derived view's place).
+
+    python bench/floor_traffic.py [--tables 1000] [--seconds 60] [--postgres]
+                                  [--recorder-src DIR]
+
+``--recorder-src DIR`` runs the recorder from another checkout's ``src`` (the figures
+before issue 22: ``git archive <commit> src | tar -x -C DIR``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import paho.mqtt.client as mqtt
+from paho.mqtt.enums import CallbackAPIVersion
+
+from floor import Pit, baccarat, free_port, percentile, start_broker  # bench/floor.py
+
+HERE = Path(__file__).resolve().parent
+CAPTURE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "baccarat" / (
+    "floor_traffic-shoes.jsonl"
+)
+"""The recorded table, kept out of the repository (2 MB a shoe)."""
+CLIENTS = 4
+"""paho clients the offer is spread over (each its own network thread)."""
+_SEQ = re.compile(rb'"seq":\d+')
+_TS = re.compile(rb'"ts":[-0-9.e+]+|"ts":null')
+
+
+def capture(shoes: int) -> list[tuple[str, bytes]]:
+    """A real table's bodies for ``shoes`` shoes, recorded once and then read back."""
+    if CAPTURE.exists():
+        return [(t, p.encode()) for t, p in map(json.loads, CAPTURE.read_text().splitlines())]
+    with tempfile.TemporaryDirectory(prefix="floor-capture-") as tmp:
+        folder, port = Path(tmp), free_port()
+        broker = start_broker(folder, port)
+        got: list[tuple[str, bytes]] = []
+        shoe_numbers: set[int] = set()
+        client = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
+
+        def keep(_c: Any, _u: Any, message: mqtt.MQTTMessage) -> None:
+            if b'"seq"' in message.payload:
+                topic = re.sub(r"^baccarat/[^/]+/", "baccarat/{table}/", message.topic)
+                got.append((topic, bytes(message.payload)))
+                if message.topic.endswith("/shoe"):
+                    shoe_numbers.add(json.loads(message.payload)["shoe"])
+
+        client.on_message = keep
+        client.connect("127.0.0.1", port)
+        client.subscribe("baccarat/+/#", qos=1)
+        client.loop_start()
+        sim = subprocess.Popen(
+            baccarat("sim", "floor", "--tables", "1", "--broker", f"127.0.0.1:{port}",
+                     "--pace", "0.01", "--no-fsync", "--folder", str(folder / "tables")),
+            stdout=(folder / "sim.log").open("wb"), stderr=subprocess.STDOUT,
+        )
+        try:
+            while len(shoe_numbers) <= shoes:  # the next shoe began: the last one is whole
+                time.sleep(0.5)
+                if sim.poll() is not None:
+                    log = (folder / "sim.log").read_text()
+                    raise SystemExit(f"the simulated table stopped: {log}")
+        finally:
+            sim.send_signal(signal.SIGTERM)
+            sim.wait(30)
+            client.loop_stop()
+            broker.terminate()
+            broker.wait(10)
+    last = max(shoe_numbers)
+    cut = next(i for i, (t, p) in enumerate(got)
+               if t.endswith("/shoe") and json.loads(p)["shoe"] == last)
+    kept = got[:cut]
+    CAPTURE.parent.mkdir(parents=True, exist_ok=True)
+    CAPTURE.write_text("".join(json.dumps([t, p.decode()]) + "\n" for t, p in kept))
+    return kept
+
+
+def inputs(bodies: list[tuple[str, bytes]]) -> list[list[tuple[str, bytes]]]:
+    """The bodies grouped by the input that made them (the same recorded ``ts``)."""
+    groups: list[list[tuple[str, bytes]]] = []
+    last: bytes | None = None
+    for topic, payload in bodies:
+        found = _TS.search(payload)
+        ts = found.group() if found else b""
+        if not groups or ts != last:
+            groups.append([])
+        groups[-1].append((topic, payload))
+        last = ts
+    return groups
+
+
+class Offer:
+    """N tables' inputs, one a second at each, with fresh seq and ts, on a few clients."""
+
+    def __init__(self, port: int, tables: int, groups: list[list[tuple[str, bytes]]]) -> None:
+        self.tables = [f"B{n:04d}" for n in range(tables)]
+        self.groups = groups
+        self.messages = 0
+        self.bytes = 0
+        self.cards = 0
+        self.last_seq: dict[str, int] = {}
+        self.inputs = 0
+        self._stop = threading.Event()
+        self._clients = []
+        for n in range(CLIENTS):
+            client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"offer-{n}",
+                                 protocol=mqtt.MQTTv5)
+            client.max_inflight_messages_set(1000)
+            client.max_queued_messages_set(0)
+            client.connect("127.0.0.1", port)
+            client.loop_start()
+            self._clients.append(client)
+        self._thread = threading.Thread(target=self._run, name="offer", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        for client in self._clients:
+            client.disconnect()
+            client.loop_stop()
+
+    def _run(self) -> None:
+        n = len(self.tables)
+        start = time.monotonic()
+        tick = 0
+        while not self._stop.is_set():
+            second = int(tick // n)
+            table_index = tick % n
+            due = start + second + table_index / n
+            delay = due - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            self._offer(table_index, second)
+            tick += 1
+
+    def _offer(self, index: int, second: int) -> None:
+        table = self.tables[index]
+        client = self._clients[index % CLIENTS]
+        group = self.groups[(second + index * 7) % len(self.groups)]
+        now = f'"ts":{time.time()!r}'.encode()
+        for topic, payload in group:
+            seq = self.last_seq.get(table, 0) + 1
+            self.last_seq[table] = seq
+            body = _SEQ.sub(f'"seq":{seq}'.encode(), payload, count=1)
+            body = _TS.sub(now, body, count=1)
+            client.publish(topic.replace("{table}", table), body, qos=1,
+                           retain=topic.rsplit("/", 1)[-1] in RETAINED)
+            self.messages += 1
+            self.bytes += len(body)
+        self.inputs += 1
+
+
+RETAINED = frozenset({"shoe", "round", "alarms", "roads", "recall"})
+
+
+def database_bytes(db: str) -> int:
+    if db.startswith("postgresql:"):
+        import psycopg
+
+        with psycopg.connect(db) as connection:
+            row = connection.execute(
+                "SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0) FROM pg_class c"
+                " JOIN pg_namespace n ON n.oid = c.relnamespace"
+                " WHERE n.nspname = 'public' AND c.relkind = 'r'"
+            ).fetchone()
+            return int(row[0]) if row else 0
+    import sqlite3
+
+    with contextlib.closing(sqlite3.connect(db)) as connection:  # the WAL into the file first
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        pages = connection.execute("PRAGMA page_count").fetchone()[0]
+        free = connection.execute("PRAGMA freelist_count").fetchone()[0]
+        size = connection.execute("PRAGMA page_size").fetchone()[0]
+    return int((pages - free) * size)
+
+
+def stored(db: str) -> int:
+    """Messages the database holds: facts, and derived views' places if it has them."""
+    sql = "SELECT (SELECT COUNT(*) FROM messages) + COALESCE((SELECT COUNT(*) FROM derived), 0)"
+    plain = "SELECT COUNT(*) FROM messages"
+    if db.startswith("postgresql:"):
+        import psycopg
+
+        with psycopg.connect(db, autocommit=True) as connection:
+            try:
+                return int(connection.execute(sql).fetchone()[0])  # type: ignore[index]
+            except psycopg.Error:
+                return int(connection.execute(plain).fetchone()[0])  # type: ignore[index]
+    import sqlite3
+
+    with contextlib.closing(sqlite3.connect(db)) as connection:
+        try:
+            return int(connection.execute(sql).fetchone()[0])
+        except sqlite3.Error:
+            return int(connection.execute(plain).fetchone()[0])
+
+
+def run(db: str, args: argparse.Namespace, groups: list[list[tuple[str, bytes]]],
+        folder: Path) -> dict[str, Any]:
+    port = free_port()
+    broker = start_broker(folder, port)
+    env = dict(os.environ)
+    if args.recorder_src:
+        env["PYTHONPATH"] = str(Path(args.recorder_src).resolve())
+    recorder = subprocess.Popen(
+        baccarat("record", "--broker", f"127.0.0.1:{port}", "--db", db, "--log-level",
+                 "WARNING"),
+        stdout=(folder / "recorder.log").open("wb"), stderr=subprocess.STDOUT, env=env,
+    )
+    pit = Pit(port)
+    pit.start()
+    pit.ready.wait(10)
+    time.sleep(2.0)  # the recorder subscribed, its tables made
+    offer = Offer(port, args.tables, groups)
+    offer.start()
+    time.sleep(args.warmup)
+    pit.measuring = True
+    m0, b0, s0, d0, t0 = offer.messages, offer.bytes, stored(db), database_bytes(db), time.time()
+    worst = 0
+    while time.time() < t0 + args.seconds:
+        time.sleep(5)
+        worst = max(worst, offer.messages - stored(db))
+    m1, b1, s1, t1 = offer.messages, offer.bytes, stored(db), time.time()
+    behind_at_end = m1 - s1
+    pit.measuring = False
+    d1 = database_bytes(db)
+    offer.stop()
+    caught_up = time.time()
+    while stored(db) < offer.messages and time.time() < caught_up + 120:
+        time.sleep(1)
+    catch_up = time.time() - caught_up
+    final = stored(db)
+    pit.stop()
+    recorder.send_signal(signal.SIGTERM)
+    recorder.wait(60)
+    broker.terminate()
+    broker.wait(10)
+    seconds = t1 - t0
+    per_table_hour = (d1 - d0) / args.tables / (seconds / 3600)
+    per_input = (d1 - d0) / max(1, (m1 - m0)) * (sum(map(len, groups)) / len(groups))
+    return {
+        "db": "postgresql" if db.startswith("postgresql:") else "sqlite",
+        "tables": args.tables, "seconds": seconds,
+        "offered_per_s": (m1 - m0) / seconds, "offered_bytes_per_s": (b1 - b0) / seconds,
+        "stored_per_s": (s1 - s0) / seconds, "behind_at_end": behind_at_end,
+        "behind_worst": max(worst, behind_at_end), "catch_up_s": catch_up,
+        "lost": offer.messages - final,
+        "card_p50": percentile(pit.latencies or [0.0], 0.50),
+        "card_p99": percentile(pit.latencies or [0.0], 0.99),
+        "cards": len(pit.latencies),
+        "growth_per_table_hour": per_table_hour,
+        "growth_per_shoe": per_input * len(groups),
+    }
+
+
+def report(r: dict[str, Any]) -> str:
+    return (
+        f"{r['db']}: {r['tables']} tables, {r['seconds']:.0f} s:"
+        f" offered {r['offered_per_s']:.0f} msg/s ({r['offered_bytes_per_s'] / 1e6:.2f} MB/s),"
+        f" stored {r['stored_per_s']:.0f} msg/s; behind {r['behind_at_end']} at the end"
+        f" (worst {r['behind_worst']}), caught up in {r['catch_up_s']:.1f} s; lost {r['lost']};"
+        f" card to console p50 {r['card_p50'] * 1000:.0f} ms p99 {r['card_p99'] * 1000:.0f} ms"
+        f" ({r['cards']} cards); database +{r['growth_per_table_hour'] / 1e3:.0f} kB per"
+        f" table-hour, {r['growth_per_shoe'] / 1e3:.0f} kB per shoe"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--tables", type=int, default=1000)
+    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--warmup", type=float, default=10)
+    parser.add_argument("--shoes", type=int, default=1, help="shoes recorded once")
+    parser.add_argument("--postgres", action="store_true",
+                        help="also on a private PostgreSQL cluster (tests/support/postgres.py)")
+    parser.add_argument("--no-sqlite", action="store_true")
+    parser.add_argument("--recorder-src", help="run the recorder from this src folder")
+    args = parser.parse_args()
+    bodies = capture(args.shoes)
+    groups = inputs(bodies)
+    size = sum(len(p) for _, p in bodies)
+    print(f"recorded: {len(bodies)} messages, {len(groups)} inputs, {size / 1e6:.2f} MB a shoe")
+    with tempfile.TemporaryDirectory(prefix="floor-traffic-") as tmp:
+        if not args.no_sqlite:
+            folder = Path(tmp) / "sqlite"
+            folder.mkdir()
+            print(report(run(str(folder / "floor.db"), args, groups, folder)), flush=True)
+        if args.postgres:
+            sys.path.insert(0, str(HERE.parent / "tests"))
+            from support.postgres import Postgres
+
+            cluster = Postgres().start()
+            try:
+                folder = Path(tmp) / "postgresql"
+                folder.mkdir()
+                print(report(run(cluster.new_database(), args, groups, folder)), flush=True)
+            finally:
+                cluster.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -38,7 +38,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import sqlite3
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +48,8 @@ from typing import Any, Final, Protocol
 
 from baccarat.errors import BaccaratError
 from baccarat.floor.bodies import DERIVED_TOPICS
+
+log = logging.getLogger(__name__)
 
 SCHEMA: Final = (
     """CREATE TABLE IF NOT EXISTS messages (
@@ -69,6 +73,11 @@ SCHEMA: Final = (
         tbl TEXT NOT NULL, topic TEXT NOT NULL, seq BIGINT NOT NULL,
         received DOUBLE PRECISION NOT NULL, body TEXT NOT NULL, PRIMARY KEY (tbl, topic))""",
 )
+LATEST_EVERY: Final = 10.0
+"""Seconds between two writes of one table's latest derived view of a topic. A 20 kB roads
+body rewritten in place at every result slowed the recorder (bench/README.md, "Facts, not
+copies"); the views in between are made again from the facts, and the newest is written at
+most this much later (and at close)."""
 QUARANTINE_KEEP: Final = 64 * 1024
 """Bytes of a quarantined body that are kept (its size is kept whole)."""
 
@@ -323,6 +332,8 @@ class SqlStore:
 
     def __init__(self, connection: Any) -> None:
         self._db = connection
+        self._latest_pending: dict[tuple[str, str], tuple[Any, ...]] = {}
+        self._latest_written: dict[tuple[str, str], float] = {}
 
     def _q(self, sql: str) -> str:
         return sql.replace("?", self.mark)
@@ -389,7 +400,9 @@ class SqlStore:
                     cursor.executemany(self._q(INSERT_DERIVED), [_derived_row(m) for m in derived])
                     if cursor.rowcount != len(derived):
                         raise _RepeatedError  # noqa: TRY301 - rolls the transaction back
-                    cursor.executemany(self._q(UPSERT_LATEST), _latest_rows(derived))
+                    due = self._due_latest(_latest_rows(derived))
+                    if due:
+                        cursor.executemany(self._q(UPSERT_LATEST), due)
                 if statuses:
                     cursor.executemany(
                         self._q(UPSERT_STATUS),
@@ -457,7 +470,9 @@ class SqlStore:
         """A derived view alone: new, a repeat (same seq and topic), or a conflict."""
         cursor.execute(self._q(INSERT_DERIVED), _derived_row(message))
         if cursor.rowcount == 1:
-            cursor.execute(self._q(UPSERT_LATEST), _latest_rows([message])[0])
+            due = self._due_latest(_latest_rows([message]))
+            if due:
+                cursor.executemany(self._q(UPSERT_LATEST), due)
             result.stored += 1
             return
         cursor.execute(
@@ -645,8 +660,36 @@ class SqlStore:
             cursor.close()
             self._db.rollback()
 
+    def _due_latest(self, rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+        """Of these ``latest`` rows and those held back, the ones to write now.
+
+        One per table and topic, at most every :data:`LATEST_EVERY` seconds; the others
+        wait (the newest of each), for a later batch or :meth:`close`.
+        """
+        now = time.monotonic()
+        for row in rows:
+            key = (row[0], row[1])
+            held = self._latest_pending.get(key)
+            if held is None or row[2] > held[2]:
+                self._latest_pending[key] = row
+        due = [
+            key for key in self._latest_pending
+            if now - self._latest_written.get(key, -LATEST_EVERY) >= LATEST_EVERY
+        ]
+        for key in due:
+            self._latest_written[key] = now
+        return [self._latest_pending.pop(key) for key in due]
+
     def close(self) -> None:
-        """Close the connection."""
+        """Write the latest views held back, then close the connection."""
+        held = list(self._latest_pending.values())
+        self._latest_pending.clear()
+        if held:
+            try:
+                with self._transaction() as cursor:
+                    cursor.executemany(self._q(UPSERT_LATEST), held)
+            except Exception:
+                log.warning("the latest derived views could not be written at close")
         self._db.close()
 
 

@@ -9,6 +9,7 @@
 // Query parameters: ?prefix=baccarat&ws=ws://broker:9001/mqtt override config.json.
 
 import mqtt from "./vendor/mqtt.esm.js";
+import { ALARM_WORDS, fillTexts } from "./board/labels.js";
 import { cardsLeft } from "./board/state.js";
 import {
   alarmActions,
@@ -29,6 +30,7 @@ import {
   withSent,
 } from "./console.js";
 import { HistoryView } from "./history.js";
+import { articleWords, commandWords, consoleLanguage, kindWords, say } from "./words.js";
 
 const CONNECT_TIMEOUT_MS = 8000;
 const RECONNECT_PERIOD_MS = 2000;
@@ -51,7 +53,7 @@ async function loadConfig() {
   const scheme = location.protocol === "https:" ? "wss" : "ws";
   const host = config.ws_host || location.hostname || "localhost";
   const url = query.get("ws") || `${scheme}://${host}:${config.ws_port || 9001}${config.ws_path || "/mqtt"}`;
-  return { prefix, url };
+  return { prefix, url, lang: consoleLanguage(query.get("lang")) };
 }
 
 const $ = (id) => document.getElementById(id);
@@ -80,9 +82,10 @@ class PitConsole {
     this.sequence = 0;
     this.scheduled = false;
     this.drawnReplies = null;
+    this.lang = config.lang;
     this.history = new HistoryView(() => {
       $("layout").hidden = false;
-    });
+    }, this.lang);
     window.pit = this;
   }
 
@@ -479,25 +482,39 @@ class PitConsole {
   }
 
   alarmItem(table, alarm, allowed) {
-    const cards = (alarm.cards && alarm.cards.length ? alarm.cards : alarm.card ? [alarm.card] : [])
-      .map((c) => c || "unreadable");
     const hint = dealHint(alarm);
+    const article = articleWords(alarm);
     return element(
       "article", {
         class: "alarm", "data-alarm-id": String(alarm.id), "data-kind": alarm.kind,
         "data-count": String(alarm.count || 1),
       },
       element("div", { class: "alarm-head" },
-        element("b", { textContent: alarm.kind.replaceAll("_", " ") }),
-        element("span", { class: "article", textContent: `Art. ${alarm.article}` }),
+        element("b", { textContent: this.say(kindWords(alarm.kind)) }),
+        article ? element("span", { class: "article", textContent: this.say(article) }) : null,
         alarm.round ? element("span", { textContent: `round ${alarm.round}` }) : null,
         (alarm.count || 1) > 1 ? element("span", { class: "count", textContent: `${alarm.count} cards` }) : null),
       element("p", { class: "alarm-text", textContent: alarm.text }),
-      cards.length ? element("p", { class: "alarm-cards", textContent: `Cards: ${cards.join(", ")}` }) : null,
+      this.heldCards(alarm),
       hint ? element("p", { class: "hint", textContent: hint }) : null,
       element("div", { class: "alarm-actions" },
         ...alarmActions(alarm).map((action) => this.button(table, action, allowed, action.bulk ? "bulk" : action.command))),
     );
+  }
+
+  /** The cards an alarm holds aside: how many, the codes folded away (there may be 86). */
+  heldCards(alarm) {
+    const cards = (alarm.cards && alarm.cards.length ? alarm.cards : alarm.card ? [alarm.card] : [])
+      .map((c) => c || "unreadable");
+    if (!cards.length) return null;
+    const count = cards.length === 1 ? ALARM_WORDS.held_one : fillTexts(ALARM_WORDS.held, { n: cards.length });
+    return element("details", { class: "alarm-cards", "data-held": String(cards.length) },
+      element("summary", { textContent: this.say(count) }),
+      element("span", { class: "card-codes", textContent: cards.join(" ") }));
+  }
+
+  say(texts) {
+    return say(texts, this.lang);
   }
 
   button(table, action, allowed, key) {
@@ -520,7 +537,7 @@ class PitConsole {
       return element("li", {
         class: "reply", "data-id": reply.id, "data-table": reply.table,
         "data-command": reply.command, "data-ok": outcome,
-      }, element("b", { textContent: `${reply.table} ${reply.command}: ` }), text);
+      }, element("b", { textContent: `${reply.table} ${this.say(commandWords(reply.command))}: ` }), text);
     });
     $("replies").replaceChildren(...items);
   }

@@ -256,6 +256,7 @@ async def test_a_floor_of_100_tables(floor_broker: Mosquitto, tmp_path: Path) ->
         note = f"document.querySelector('{item} .note')"
         said = await page.wait_for(f"!!{note} && {note}.textContent", limit=WAIT)
         assert said.startswith("Refused: ")
+        assert SNAKE.findall(said) == [], said
         await shot(page, "pit-queue.png")
         await page.evaluate("for (let i = 0; i < 60; i++) pit.update("
                             "{...pit.state, replies: [...pit.state.replies,"

@@ -44,7 +44,7 @@ import {
   withSent,
 } from "./console.js";
 import { HistoryView } from "./history.js";
-import { alarmSentence, articleWords, commandWords, consoleLanguage, kindWords, say } from "./words.js";
+import { alarmSentence, articleWords, commandWords, consoleLanguage, kindWords, say, wordsIn } from "./words.js";
 
 const CONNECT_TIMEOUT_MS = 8000;
 const RECONNECT_PERIOD_MS = 2000;
@@ -525,7 +525,7 @@ class PitConsole {
     const dismiss = element("button", { type: "button", class: "dismiss", textContent: "×", title: "Dismiss" });
     dismiss.addEventListener("click", () => this.update(withDismissed(this.state, key)));
     return element("p", { class: "note", "data-note": key, role: "status" },
-      element("span", { textContent: `Refused: ${note.text}` }), dismiss);
+      element("span", { textContent: `Refused: ${wordsIn(note.text, this.lang)}` }), dismiss);
   }
 
   drawCounts(names) {
@@ -795,7 +795,7 @@ class PitConsole {
       const outcome = reply.ok === null ? "pending" : reply.ok ? "ok" : "refused";
       const text = reply.bulk
         ? bulkText(reply.bulk)
-        : reply.ok === null ? "waiting for the reply…" : reply.ok ? "done" : reply.error;
+        : reply.ok === null ? "waiting for the reply…" : reply.ok ? "done" : wordsIn(reply.error, this.lang);
       return element("li", {
         class: "reply", "data-id": reply.id, "data-table": reply.table,
         "data-command": reply.command, "data-ok": outcome,

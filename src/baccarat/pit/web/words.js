@@ -115,3 +115,14 @@ export function outcomeWords(outcome) {
   }
   return [text.replaceAll("_", " ")];
 }
+
+/**
+ * A controller's text (a refusal's reason) with the names of kinds and corrections in it
+ * as words: "alarm #1 result_mismatch is open" -> "alarm #1 (Result mismatch) is open".
+ */
+export function wordsIn(text, lang = "en") {
+  return String(text).replace(/\b[a-z]+(?:_[a-z]+)+\b/g, (name) => {
+    const texts = ALARM_KINDS[name] || CORRECTIONS[name];
+    return texts ? `(${say(texts, lang)})` : name.replaceAll("_", " ");
+  });
+}

@@ -342,6 +342,22 @@ export function floorTopics(prefix, operator) {
   ];
 }
 
+/** MQTT 5 subscription identifiers: the floor's wildcards, and the open table's `#`. */
+export const FLOOR_SUBSCRIPTION = 1;
+export const TABLE_SUBSCRIPTION = 2;
+
+/**
+ * Whether a message is a second copy: the broker sends one per matching subscription, so
+ * a tile's topic of the open table comes through both; the table's own copy is dropped
+ * (a refused body would be counted twice).
+ */
+export function secondCopy(prefix, topic, identifiers) {
+  const ids = Array.isArray(identifiers) ? identifiers : identifiers === undefined ? [] : [identifiers];
+  if (!ids.includes(TABLE_SUBSCRIPTION) || ids.includes(FLOOR_SUBSCRIPTION)) return false;
+  const where = parseTopic(prefix, topic);
+  return where !== null && (TILE_TOPICS.includes(where.kind) || isReply(where.kind));
+}
+
 /** A table's own view subscribes to everything of the table while it is open. */
 export function tableTopic(prefix, table) {
   return `${prefix}/${table}/#`;

@@ -22,7 +22,10 @@ import {
   fitTiles,
   floorQueue,
   floorTopics,
+  FLOOR_SUBSCRIPTION,
   groupTables,
+  secondCopy,
+  TABLE_SUBSCRIPTION,
   isReply,
   notices,
   openAlarms,
@@ -161,8 +164,10 @@ class PitConsole {
       this.showConsole();
       this.history.watchQuarantine();
       this.setLink("connected");
-      client.subscribe(floorTopics(this.config.prefix, username), { qos: 1 });
-      if (this.view !== null) client.subscribe(tableTopic(this.config.prefix, this.view), { qos: 1 });
+      client.subscribe(floorTopics(this.config.prefix, username), this.subscription(FLOOR_SUBSCRIPTION));
+      if (this.view !== null) {
+        client.subscribe(tableTopic(this.config.prefix, this.view), this.subscription(TABLE_SUBSCRIPTION));
+      }
       this.probe();
     });
     client.on("error", (error) => {
@@ -181,7 +186,9 @@ class PitConsole {
         this.loginFailed(`Cannot reach the broker at ${this.config.url}.`);
       }
     });
-    client.on("message", (topic, payload) => {
+    client.on("message", (topic, payload, packet) => {
+      const ids = packet && packet.properties ? packet.properties.subscriptionIdentifier : undefined;
+      if (secondCopy(this.config.prefix, topic, ids)) return;
       const text = new TextDecoder().decode(payload);
       this.update(receive(this.state, this.config.prefix, topic, text, payload.length));
       this.settleWaiting(topic, text);
@@ -458,6 +465,7 @@ class PitConsole {
     root.dataset.controller = controller;
     root.dataset.needs = needs;
     root.dataset.alarms = String(open.length);
+    root.dataset.round = live ? String(live.round) : "";
     root.title = `${table}: ${this.say(LABELS[controller] || LABELS.unknown)}`
       + (open.length ? ` · ${open.map((a) => this.say(kindWords(a.kind))).join(", ")}` : "");
     root.replaceChildren(
@@ -550,9 +558,15 @@ class PitConsole {
     document.body.dataset.view = table;
     $("floor").hidden = true;
     $("table-view").hidden = false;
-    if (this.client) this.client.subscribe(tableTopic(this.config.prefix, table), { qos: 1 });
+    if (this.client) {
+      this.client.subscribe(tableTopic(this.config.prefix, table), this.subscription(TABLE_SUBSCRIPTION));
+    }
     this.drawnReplies = null;
     this.schedule();
+  }
+
+  subscription(identifier) {
+    return { qos: 1, properties: { subscriptionIdentifier: identifier } };
   }
 
   closeTable() {

@@ -12,6 +12,7 @@ the console no alarm, the console draws every table to the end, and the refusal 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -77,7 +78,10 @@ async def log_in(page: Page) -> None:
 
 
 def card(table: str) -> str:
-    return f"document.querySelector('.table-card[data-table={table}]')"
+    """T07's card in its own view (open: it reads every T07 topic); the others' tiles."""
+    if table == "T07":
+        return f"document.querySelector('.table-card[data-table={table}]')"
+    return f"document.querySelector('.tile[data-table={table}]')"
 
 
 @pytest.mark.slow
@@ -118,6 +122,9 @@ async def test_forged_bodies_show_nowhere_while_the_tables_deal(
         for page in (players, pit_board):
             await page.wait_for("window.boardRefused === 1", limit=WAIT)
         await console.wait_for("window.pitRefused === 2", limit=WAIT)
+        await console.evaluate("document.querySelector('.tile[data-table=T07]').click(); true")
+        await console.wait_for(f"!!{card('T07')}", limit=WAIT)
+        await asyncio.sleep(0.5)  # its subscription to T07's every topic made
 
         # the tables deal on while every forged body comes on T07, live, in two halves
         for number, chunk in enumerate((forged[:half], forged[half:])):
@@ -144,8 +151,8 @@ async def test_forged_bodies_show_nowhere_while_the_tables_deal(
             assert "Please wait" not in banner["text"]
             assert banner["errors"] == "0"
         await console.wait_for(f"window.pitRefused === {expected + 1}", limit=WAIT)
-        for table in ("T00", "T07", "T08"):  # every table drawn to the end, T00 first
-            await console.wait_for(f"{card(table)}.dataset.round === '{last_round}'", limit=WAIT)
+        await console.wait_for(f"{card('T07')}.dataset.round === '{last_round}'", limit=WAIT)
+        for table in ("T00", "T07", "T08"):  # every table drawn (T00, T08: their tiles)
             shown = await console.evaluate(
                 f"({{alarms: {card(table)}.dataset.alarms,"
                 f" items: {card(table)}.querySelectorAll('.alarm').length,"

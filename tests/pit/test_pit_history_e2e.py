@@ -47,6 +47,7 @@ DECKS = 2  # a whole shoe of about 20 rounds, in a test's time
 PACE = 0.01  # seconds between the dealer's events
 WAIT = 60.0  # seconds for the recorder, a daemon or the page on a loaded machine
 SETTLED = "settled by declare (pit/pit-ana)"
+SETTLED_WORDS = "settled by the winner declared (pit-ana at the pit console)"
 PASSWORD = "ana-secret"  # the test broker's
 ACL = """# the table's daemon, the recorder and the test's own clients log in anonymously
 topic readwrite baccarat/#
@@ -221,6 +222,9 @@ async def test_the_history_view_reads_what_the_recorder_stored(
                 f"document.getElementById('password').value = '{PASSWORD}';"
                 "document.getElementById('login-button').click(); true"
             )
+            tile = "document.querySelector('.tile[data-table=T1]')"  # the table's view first
+            await page.wait_for(f"!!{tile}", limit=WAIT)
+            await page.evaluate(f"{tile}.click(); true")
             history = "document.querySelector('.table-card[data-table=T1] .history-link')"
             await page.wait_for(f"!!{history}", limit=WAIT)
             await page.evaluate(f"{history}.click(); true")
@@ -228,12 +232,14 @@ async def test_the_history_view_reads_what_the_recorder_stored(
                                 limit=WAIT)
             shown = await page.evaluate(
                 "[...document.querySelectorAll('#history-rounds .history-round')].map((r) =>"
-                " [r.dataset.round, r.querySelector('.history-outcome').textContent,"
+                " [r.dataset.round, r.dataset.outcome,"
+                "  [...r.querySelectorAll('[data-alarm]')].map((a) => a.dataset.alarm).join(' '),"
                 "  r.querySelector('.history-alarms').textContent])"
             )
             assert [row[0] for row in shown] == [row["round"] for row in expected]
             assert [row[1] for row in shown] == [row["outcome"] for row in expected]
             assert sum(SETTLED in row[2] for row in shown) == 1
+            assert sum(SETTLED_WORDS in row[3] for row in shown) == 1  # shown as words
             assert await page.evaluate("document.getElementById('layout').hidden") is True
             download = await page.evaluate(
                 "fetch(document.getElementById('history-csv').href).then((r) => r.text())"
@@ -266,6 +272,9 @@ async def test_without_a_database_the_history_view_says_it_is_not_configured(
             "document.getElementById('username').value = 'pit-ana';"
             "document.getElementById('login-button').click(); true"
         )
+        tile = "document.querySelector('.tile[data-table=T1]')"  # the table's view first
+        await page.wait_for(f"!!{tile}", limit=WAIT)
+        await page.evaluate(f"{tile}.click(); true")
         history = "document.querySelector('.table-card[data-table=T1] .history-link')"
         await page.wait_for(f"!!{history}", limit=WAIT)
         await page.evaluate(f"{history}.click(); true")

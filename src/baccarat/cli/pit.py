@@ -71,6 +71,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--history-log", metavar="FILE", type=Path,
         help="also append every history login and read (the baccarat.pit log lines) here",
     )
+    parser.add_argument(
+        "--areas", metavar="FILE", type=Path,
+        help='the floor\'s areas, which the floor view groups the tables by: a TOML file of'
+        ' "Area name" = ["T01", "T02", ...] lines, in the order shown',
+    )
     parser.add_argument("--log-level", default="INFO")
     parser.add_argument("--log-format", choices=logs.FORMATS,
                         default=os.environ.get("BACCARAT_LOG_FORMAT", "text"))
@@ -80,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
     """Serve the console until interrupted; 2 if an argument is wrong or the port taken."""
     from baccarat.boards.web_server import page_config
     from baccarat.pit.access import AclError, BrokerLogin, ReadAcl
+    from baccarat.pit.areas import AreasError, load_areas
     from baccarat.pit.history import HistoryAccess
     from baccarat.pit.server import PitServer
 
@@ -123,6 +129,11 @@ def run(args: argparse.Namespace) -> int:
             return 2
         audit_file.setFormatter(logs.TimestampFormatter())
         logging.getLogger("baccarat.pit").addHandler(audit_file)
+    try:
+        areas = load_areas(args.areas) if args.areas is not None else []
+    except AreasError as exc:
+        print(f"baccarat pit: {exc}", file=sys.stderr)
+        return 2
     console = page_config(host, args.ws_port, None, args.prefix)
     board = page_config(
         host, args.ws_port, None, args.prefix,
@@ -130,7 +141,8 @@ def run(args: argparse.Namespace) -> int:
         password=password if args.board_username else None,
     )
     server = PitServer(
-        console, board, host=args.web_host, port=args.web, db=args.db, access=access
+        console, board, host=args.web_host, port=args.web, db=args.db, access=access,
+        areas=areas,
     )
     try:
         asyncio.run(serve(server))

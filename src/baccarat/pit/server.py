@@ -15,6 +15,8 @@ It serves, from memory:
   (:mod:`baccarat.pit.history`; "not configured" without one), for an operator logged in
   with ``POST /history/login`` (their broker account, checked by the broker:
   :mod:`baccarat.pit.access`; ``POST /history/logout`` forgets the login);
+* ``/areas.json``: the floor's areas (``--areas FILE``, :mod:`baccarat.pit.areas`), which
+  the floor view groups the tables by; ``{"areas": []}`` without;
 * ``/history/quarantine.json``: how many bodies the recorder quarantined on the topics the
   logged-in operator may read, and the newest one's topic, reason and time.
 
@@ -39,6 +41,7 @@ from baccarat.boards.web_server import (
     WebBoardServer,
     load_files,
 )
+from baccarat.pit.areas import AREAS_PATH, areas_json
 from baccarat.pit.history import (
     HISTORY_PATH,
     LOGIN_PATH,
@@ -63,7 +66,8 @@ class PitServer(WebBoardServer):
     ``config`` is the console's (its ``table`` unused, no credentials); ``board_config``
     the board's under ``/board/``, with the read-only account the board logs in with;
     ``db`` the floor recorder's database (a path or ``postgresql://...``) for the history,
-    and ``access`` who may read it (required with ``db``).
+    and ``access`` who may read it (required with ``db``); ``areas`` the floor's areas in
+    order, each with its tables.
     """
 
     def __init__(
@@ -75,9 +79,11 @@ class PitServer(WebBoardServer):
         port: int = 0,
         db: str | None = None,
         access: HistoryAccess | None = None,
+        areas: list[tuple[str, list[str]]] | None = None,
     ) -> None:
         super().__init__(config, host=host, port=port, root=PIT_ROOT)
         self.board_config = board_config
+        self.areas = areas or []
         self.history = History(db, access)
 
     async def answer(self, request: Request) -> Response:
@@ -116,4 +122,5 @@ class PitServer(WebBoardServer):
                 files[path.removeprefix(BOARD_PATH)] = found
         files.update(load_files(self.root))
         files[CONFIG_PATH] = (self.config.to_json(), CONTENT_TYPES[".json"])
+        files[AREAS_PATH] = (areas_json(self.areas), CONTENT_TYPES[".json"])
         return files

@@ -104,6 +104,61 @@ export const ALARM_KINDS = {
   shoe_deaf: ["Shoe does not hear the controller", "牌靴收不到控制器訊號", "牌靴收不到控制器信号"],
 };
 
+// The corrections an alarm allows (messages/bodies.py Correction): what the pit's button
+// does, as staff say it.
+export const CORRECTIONS = {
+  accept_as_burn: ["Accept as burn", "當作燒牌", "当作烧牌"],
+  void: ["Void the round", "本局作廢", "本局作废"],
+  deal: ["Deal the card that is due", "補發應發的牌", "补发应发的牌"],
+  declare: ["Declare the winner", "宣佈勝方", "宣布胜方"],
+  burn: ["Burn a card", "燒一張牌", "烧一张牌"],
+  open: ["Open the round", "開局", "开局"],
+};
+
+// The table's own commands in the pit console (the corrections above are commands too).
+export const TABLE_COMMANDS = {
+  shoe: ["New shoe", "新牌靴", "新牌靴"],
+  end: ["End shoe", "結束牌靴", "结束牌靴"],
+  demo: ["Demo mode", "示範模式", "示范模式"],
+};
+
+// What settled an alarm (alarm_cleared's `by`): every correction, and what else ends one
+// (a new shoe or the shoe's end burns the held cards; a device's recovery ends its alarm).
+export const SETTLED_BY = {
+  accept_as_burn: ["accepted as burn", "已當作燒牌", "已当作烧牌"],
+  void: ["the round voided", "本局已作廢", "本局已作废"],
+  deal: ["the card dealt", "已補發牌", "已补发牌"],
+  declare: ["the winner declared", "已宣佈勝方", "已宣布胜方"],
+  burn: ["a card burned", "已燒牌", "已烧牌"],
+  open: ["the round opened", "已開局", "已开局"],
+  shoe: ["a new shoe", "換新牌靴", "换新牌靴"],
+  end: ["the shoe ended", "牌靴已完結", "牌靴已完结"],
+  link_up: ["the shoe's link back", "牌靴已重新連線", "牌靴已重新连线"],
+  publish_accepted: ["the broker taking messages again", "代理伺服器恢復收訊息", "代理服务器恢复收消息"],
+  shoe_hears: ["the shoe hearing the controller again", "牌靴恢復收到控制器訊號", "牌靴恢复收到控制器信号"],
+};
+
+// Who gave a command (alarm_cleared's `origin`, the journal's by=): pit/<operator>, pit,
+// the dealer's button; none: the device itself or the cards.
+export const ORIGINS = {
+  pit: ["the pit console", "賭場主管控制台", "赌场主管控制台"],
+  operator: ["{who} at the pit console", "賭場主管控制台 {who}", "赌场主管控制台 {who}"],
+  button: ["the dealer's button", "荷官按鈕", "荷官按钮"],
+  device: ["the shoe", "牌靴", "牌靴"],
+};
+
+// The pit console's sentences about alarms, filled by fillTexts().
+export const ALARM_WORDS = {
+  settled: ["{kind} #{id}: settled by {by}", "{kind} #{id}：{by}", "{kind} #{id}：{by}"],
+  settled_from: ["{kind} #{id}: settled by {by} ({origin})", "{kind} #{id}：{by}（{origin}）", "{kind} #{id}：{by}（{origin}）"],
+  open: ["{kind} #{id}: open", "{kind} #{id}：未處理", "{kind} #{id}：未处理"],
+  held: ["{n} cards held aside", "扣起{n}張牌", "扣起{n}张牌"],
+  held_one: ["1 card held aside", "扣起1張牌", "扣起1张牌"],
+  in_round: ["in round {n}", "於第{n}局", "于第{n}局"],
+  voided: ["Void", "作廢", "作废"],
+  voided_from: ["Void ({origin})", "作廢（{origin}）", "作废（{origin}）"],
+};
+
 // The page's language modes: which of the three texts show. `both` is the default; `zh`
 // (the name before Simplified Chinese came) still means Traditional Chinese.
 export const LANGUAGES = {
@@ -149,7 +204,19 @@ export function label(doc, key) {
 
 /** The three texts of a template label with its {placeholders} filled from `values`. */
 export function fill(key, values) {
-  return LABELS[key].map((text) => text.replace(/\{(\w+)\}/g, (_, name) => String(values[name])));
+  return fillTexts(LABELS[key], values);
+}
+
+/**
+ * The three texts of `texts` with their {placeholders} filled: a value is a text, or
+ * three texts (one per language, as a label is).
+ */
+export function fillTexts(texts, values) {
+  return texts.map((text, index) =>
+    text.replace(/\{(\w+)\}/g, (_, name) => {
+      const value = values[name];
+      return String(Array.isArray(value) ? value[Math.min(index, value.length - 1)] : value);
+    }));
 }
 
 /** Fill every element with a data-label attribute under `root`. */

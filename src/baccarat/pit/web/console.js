@@ -32,9 +32,29 @@ export function isReply(kind) {
   return kind === "reply" || kind.startsWith("reply/");
 }
 
-/** The console's state: tables by name (each a board state), replies, sent commands. */
+/**
+ * The console's state: tables by name (each a board state), replies (newest last, a bulk
+ * settle as one), sent commands waiting for their reply (by request id), and the notes:
+ * the newest refusal of a command sent from an alarm's button, by alarm key (alarmKey()),
+ * kept beside that alarm until it is settled or the operator dismisses it.
+ */
 export function emptyConsole() {
-  return { tables: {}, replies: [], pending: {} };
+  return { tables: {}, replies: [], pending: {}, notes: {} };
+}
+
+/** The key of a table's alarm in the console: "T07#12". */
+export function alarmKey(table, id) {
+  return `${table}#${id}`;
+}
+
+/** The alarms a table has open: a one-off notice (`lasting` false: shoe_refused) is not. */
+export function openAlarms(state) {
+  return state.alarms.filter((a) => a.lasting !== false);
+}
+
+/** The one-off notices a table had (not open: nothing settles them). */
+export function notices(state) {
+  return state.alarms.filter((a) => a.lasting === false);
 }
 
 /**
@@ -53,7 +73,26 @@ export function receive(console_, prefix, topic, text, bytes = text.length) {
   // another type, or with fields not of its schema, is counted on the table, never shown
   const after = receiveBody(before, kind, text, table, bytes);
   if (after === before && console_.tables[table]) return console_;
-  return { ...console_, tables: { ...console_.tables, [table]: after } };
+  const next = { ...console_, tables: { ...console_.tables, [table]: after } };
+  return after.alarms === before.alarms ? next : withoutSettledNotes(next, table);
+}
+
+/** Notes of `table`'s alarms that are no longer open are dropped: the alarm was settled. */
+function withoutSettledNotes(console_, table) {
+  const open = new Set(openAlarms(console_.tables[table]).map((a) => alarmKey(table, a.id)));
+  const gone = Object.keys(console_.notes).filter((k) => k.startsWith(`${table}#`) && !open.has(k));
+  if (!gone.length) return console_;
+  const notes = { ...console_.notes };
+  for (const key of gone) delete notes[key];
+  return { ...console_, notes };
+}
+
+/** The note beside an alarm dismissed by the operator. */
+export function withDismissed(console_, key) {
+  if (!(key in console_.notes)) return console_;
+  const notes = { ...console_.notes };
+  delete notes[key];
+  return { ...console_, notes };
 }
 
 /** Bodies refused on every table's topics, all told. */
@@ -63,21 +102,58 @@ export function refusedCount(console_) {
 
 /** The table names, sorted as people read them (T2 before T10). */
 export function tableNames(console_) {
-  return Object.keys(console_.tables).sort((a, b) =>
-    a.localeCompare(b, "en", { numeric: true }),
-  );
+  return Object.keys(console_.tables).sort(byName);
 }
 
-/** A command the operator sent, waiting for its reply (by its request id). */
-export function withSent(console_, id, table, command) {
-  const pending = { ...console_.pending, [id]: { table, command } };
-  const replies = [...console_.replies, { id, table, command, ok: null, error: null }];
+export function byName(a, b) {
+  return a.localeCompare(b, "en", { numeric: true });
+}
+
+/**
+ * A command the operator sent, waiting for its reply (by its request id). `from` names
+ * the alarm whose button sent it (its key) and the bulk settle it is one of (`bulk`: that
+ * settle's reply id): a bulk's commands have one reply line between them.
+ */
+export function withSent(console_, id, table, command, from = {}) {
+  const alarm = from.alarm || null;
+  const bulk = from.bulk || null;
+  const pending = { ...console_.pending, [id]: { table, command, alarm, bulk } };
+  if (bulk) return { ...console_, pending };
+  const replies = [...console_.replies, { id, table, command, alarm, ok: null, error: null }];
   return { ...console_, pending, replies: replies.slice(-REPLIES_KEPT) };
+}
+
+/** A bulk settle begins: `total` commands, one reply line for them all. */
+export function withBulk(console_, id, table, command, total, alarm) {
+  const bulk = { total, done: 0, refused: 0, unsent: 0, firstError: null, over: false };
+  const replies = [...console_.replies, { id, table, command, alarm, ok: null, error: null, bulk }];
+  return { ...console_, replies: replies.slice(-REPLIES_KEPT) };
+}
+
+/** The bulk settle is over: every command answered, or `unsent` of them never sent. */
+export function withBulkOver(console_, id, unsent = 0) {
+  const entry = console_.replies.find((r) => r.id === id);
+  if (!entry || !entry.bulk) return console_;
+  const bulk = { ...entry.bulk, unsent, over: true };
+  const ok = bulk.refused === 0 && unsent === 0;
+  const next = replaceReply(console_, id, { bulk, ok, error: ok ? null : bulkText(bulk) });
+  return ok || !entry.alarm ? next : withNote(next, entry.alarm, id, bulkText(bulk));
+}
+
+/** What a bulk settle says: "burned 86 cards", "burned 80, 6 refused: <first reason>". */
+export function bulkText(bulk) {
+  if (!bulk.over) return `burning: ${bulk.done + bulk.refused} of ${bulk.total}`;
+  const cards = bulk.done === 1 ? "1 card" : `${bulk.done} cards`;
+  if (!bulk.refused && !bulk.unsent) return `burned ${cards}`;
+  const parts = [`burned ${bulk.done}`];
+  if (bulk.refused) parts.push(`${bulk.refused} refused: ${bulk.firstError}`);
+  if (bulk.unsent) parts.push(`${bulk.unsent} not sent (no reply in time)`);
+  return parts.join(", ");
 }
 
 /** A command the broker refused (its PUBACK reason code) or that could not be sent. */
 export function withSendError(console_, id, error) {
-  return updateReply(console_, id, { ok: false, error });
+  return answered(console_, id, false, error);
 }
 
 function withReply(console_, table, text) {
@@ -90,15 +166,39 @@ function withReply(console_, table, text) {
   if (!body || body.type !== "reply" || body.id === undefined) return console_;
   const id = String(body.id);
   if (!(id in console_.pending)) return console_; // another console's, or an old one
-  const error = body.ok ? null : String(body.error || "refused");
-  return updateReply(console_, id, { ok: body.ok === true, error, table });
+  if (console_.pending[id].table !== table) return console_; // not where it was sent
+  return answered(console_, id, body.ok === true, body.ok ? null : String(body.error || "refused"));
 }
 
-function updateReply(console_, id, fields) {
-  const replies = console_.replies.map((r) => (r.id === id ? { ...r, ...fields } : r));
+/** A command answered: its reply line (or its bulk's counts), and a refusal's note. */
+function answered(console_, id, ok, error) {
+  const sent = console_.pending[id];
+  if (!sent) return console_;
   const pending = { ...console_.pending };
   delete pending[id];
-  return { ...console_, replies, pending };
+  let next = { ...console_, pending };
+  if (sent.bulk) {
+    const entry = next.replies.find((r) => r.id === sent.bulk);
+    if (!entry) return next;
+    const bulk = {
+      ...entry.bulk,
+      done: entry.bulk.done + (ok ? 1 : 0),
+      refused: entry.bulk.refused + (ok ? 0 : 1),
+      firstError: entry.bulk.firstError || (ok ? null : error),
+    };
+    return replaceReply(next, sent.bulk, { bulk });
+  }
+  next = replaceReply(next, id, { ok, error });
+  return ok || !sent.alarm ? next : withNote(next, sent.alarm, id, error);
+}
+
+function withNote(console_, key, id, text) {
+  return { ...console_, notes: { ...console_.notes, [key]: { id, text } } };
+}
+
+function replaceReply(console_, id, fields) {
+  const replies = console_.replies.map((r) => (r.id === id ? { ...r, ...fields } : r));
+  return { ...console_, replies };
 }
 
 /**
@@ -221,4 +321,117 @@ export function loginError(error) {
   }
   if (code === 136 || code === 3) return "The broker is unavailable.";
   return `Cannot log in: ${(error && error.message) || error}`;
+}
+
+// ---- the floor view -----------------------------------------------------------------
+
+/**
+ * What a tile needs, per table: the topics the floor subscribes to with a wildcard for
+ * the table (`{prefix}/+/status`, ...). A table's own view subscribes to `{prefix}/{table}/#`
+ * (its round, roads, cards ...) while it is open. `alarm` carries the one-off notices and
+ * the settling of an alarm at once; `alarms` (retained) every open one.
+ */
+export const TILE_TOPICS = ["status", "shoe", "alarms", "alarm", "result", "limits"];
+
+/** The floor's subscriptions: the tiles' topics of every table, and the replies. */
+export function floorTopics(prefix, operator) {
+  return [
+    ...TILE_TOPICS.map((topic) => `${prefix}/+/${topic}`),
+    `${prefix}/+/reply/${operator}`,
+    `${prefix}/+/reply`,
+  ];
+}
+
+/** MQTT 5 subscription identifiers: the floor's wildcards, and the open table's `#`. */
+export const FLOOR_SUBSCRIPTION = 1;
+export const TABLE_SUBSCRIPTION = 2;
+
+/**
+ * Whether a message is a second copy: the broker sends one per matching subscription, so
+ * a tile's topic of the open table comes through both; the table's own copy is dropped
+ * (a refused body would be counted twice).
+ */
+export function secondCopy(prefix, topic, identifiers) {
+  const ids = Array.isArray(identifiers) ? identifiers : identifiers === undefined ? [] : [identifiers];
+  if (!ids.includes(TABLE_SUBSCRIPTION) || ids.includes(FLOOR_SUBSCRIPTION)) return false;
+  const where = parseTopic(prefix, topic);
+  return where !== null && (TILE_TOPICS.includes(where.kind) || isReply(where.kind));
+}
+
+/** A table's own view subscribes to everything of the table while it is open. */
+export function tableTopic(prefix, table) {
+  return `${prefix}/${table}/#`;
+}
+
+/**
+ * The tables grouped by area: [{name, tables}], in the areas file's order, the tables of
+ * an area sorted by name; a table no area names is under "Other" (last). Without areas,
+ * one group with no name.
+ */
+export function groupTables(names, areas) {
+  if (!Array.isArray(areas) || !areas.length) return [{ name: null, tables: [...names] }];
+  const areaOf = new Map();
+  for (const area of areas) for (const table of area.tables) areaOf.set(table, area.name);
+  const groups = areas.map((area) => ({ name: area.name, tables: [] }));
+  const other = { name: "Other", tables: [] };
+  for (const table of names) {
+    const found = areaOf.has(table) ? groups.find((g) => g.name === areaOf.get(table)) : other;
+    found.tables.push(table);
+  }
+  return [...groups, other].filter((g) => g.tables.length);
+}
+
+/**
+ * The largest tiles that fit `groups` (their sizes) in a box of width x height: each
+ * named group starts a row with its label, a cell of its own. {columns, width, height,
+ * fits}: tiles no smaller than min; when even those do not fit, the most columns of
+ * them, and fits false (the floor scrolls).
+ */
+export function fitTiles(
+  groups, box, gap = 4, min = { width: 124, height: 70 }, max = { width: 240, height: 132 }, aspect = 1.6,
+) {
+  const cells = groups.map((g) => g.count + (g.labelled ? 1 : 0));
+  const most = Math.max(1, Math.floor((box.width + gap) / (min.width + gap)));
+  let best = null;
+  for (let columns = 1; columns <= most; columns += 1) {
+    const rows = cells.reduce((sum, n) => sum + Math.ceil(n / columns), 0);
+    const width = Math.min(max.width, Math.floor((box.width - (columns - 1) * gap) / columns));
+    const height = Math.min(max.height, Math.floor((box.height - (rows - 1) * gap) / Math.max(rows, 1)));
+    if (width < min.width || height < min.height) continue;
+    const tileHeight = Math.min(height, Math.floor(width / aspect) + 24);
+    const score = Math.min(width / aspect, tileHeight);
+    // the same size with more columns: the tiles stay in fewer rows
+    if (best === null || score >= best.score) best = { columns, width, height: tileHeight, fits: true, score };
+  }
+  if (best === null) return { columns: most, width: min.width, height: min.height, fits: false };
+  return { columns: best.columns, width: best.width, height: best.height, fits: true };
+}
+
+/** Every open alarm of the floor, oldest first (by its time, then table and id): [{table, alarm}]. */
+export function floorQueue(console_) {
+  const queue = [];
+  for (const [table, state] of Object.entries(console_.tables)) {
+    for (const alarm of openAlarms(state)) queue.push({ table, alarm });
+  }
+  return queue.sort((a, b) =>
+    (a.alarm.ts ?? Infinity) - (b.alarm.ts ?? Infinity) || byName(a.table, b.table) || a.alarm.id - b.alarm.id);
+}
+
+/** How long an alarm has been open, from its time and now (Unix seconds): "4 min", "2 h 5 min". */
+export function ageText(since, now) {
+  if (typeof since !== "number" || !Number.isFinite(since)) return "";
+  const seconds = Math.max(0, Math.floor(now - since));
+  if (seconds < 60) return `${seconds} s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes} min`;
+  return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+}
+
+/** A limit figure short: 50000 -> "50k", 2500 -> "2.5k", 1000000 -> "1M". */
+export function shortFigure(value) {
+  const short = (n, unit) => `${Number((value / n).toFixed(1))}${unit}`;
+  if (value >= 1e9) return short(1e9, "B");
+  if (value >= 1e6) return short(1e6, "M");
+  if (value >= 1e3) return short(1e3, "k");
+  return String(value);
 }

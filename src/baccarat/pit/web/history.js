@@ -15,6 +15,8 @@
 // operator may read), from history/quarantine.json: asked at login, every
 // QUARANTINE_EVERY_MS after, and whenever a table's history opens.
 
+import { historyAlarmWords, outcomeWords, say } from "./words.js";
+
 const $ = (id) => document.getElementById(id);
 
 export const QUARANTINE_EVERY_MS = 5000;
@@ -74,7 +76,8 @@ export function basicAuthorization(username, password) {
 }
 
 export class HistoryView {
-  constructor(onClose) {
+  constructor(onClose, lang = "en") {
+    this.lang = lang;
     this.table = null;
     this.shoe = null;
     this.requests = 0;
@@ -225,14 +228,15 @@ export class HistoryView {
     alarms.className = "history-alarms";
     for (const alarm of round.alarms) {
       const line = document.createElement("div");
-      line.textContent = alarm;
+      line.textContent = say(historyAlarmWords(alarm), this.lang);
+      line.dataset.alarm = alarm;
       alarms.append(line);
     }
     row.append(
       cell(String(round.round)),
       cell(round.cards.join("  "), "history-cards"),
-      cell(round.outcome + (round.demo ? " (demo)" : ""), "history-outcome"),
-      cell(totals(round)),
+      cell(say(outcomeWords(round.outcome), this.lang) + (round.demo ? " (demo)" : ""), "history-outcome"),
+      cell(totals(round), "history-totals"),
       alarms,
     );
     return row;

@@ -9,13 +9,28 @@
 // Query parameters: ?prefix=baccarat&ws=ws://broker:9001/mqtt override config.json.
 
 import mqtt from "./vendor/mqtt.esm.js";
-import { cardsLeft } from "./board/state.js";
+import { ALARM_WORDS, fillTexts, LABELS } from "./board/labels.js";
+import { blockingAlarms, cardsLeft } from "./board/state.js";
 import {
   alarmActions,
+  alarmKey,
+  bulkText,
   commandTopic,
   dealHint,
   emptyConsole,
+  ageText,
+  fitTiles,
+  floorQueue,
+  floorTopics,
+  FLOOR_SUBSCRIPTION,
+  groupTables,
+  secondCopy,
+  TABLE_SUBSCRIPTION,
   isReply,
+  notices,
+  openAlarms,
+  shortFigure,
+  tableTopic,
   LIMIT_BETS,
   limitsBody,
   loginError,
@@ -25,15 +40,25 @@ import {
   replyTopic,
   tableActions,
   tableNames,
+  withBulk,
+  withBulkOver,
+  withDismissed,
   withSendError,
   withSent,
 } from "./console.js";
 import { HistoryView } from "./history.js";
+import { alarmSentence, articleWords, commandWords, consoleLanguage, kindWords, say, wordsIn } from "./words.js";
 
 const CONNECT_TIMEOUT_MS = 8000;
 const RECONNECT_PERIOD_MS = 2000;
 const REPLY_WAIT_MS = 10000;
 const SHOWN_RESULTS = 12;
+const SHOWN_NOTICES = 3;
+const TILE_RESULTS = 10;
+const TILE_GAP = 4;
+/** Room kept under the floor, in pixels (the layout's padding). */
+const FLOOR_MARGIN = 12;
+const AGE_EVERY_MS = 1000;
 /** Not a table: the permission probe's topic level (nothing subscribes to it). */
 const PROBE_TABLE = "pit-console-probe";
 const LETTER = { banker: "B", player: "P", tie: "T" };
@@ -51,7 +76,7 @@ async function loadConfig() {
   const scheme = location.protocol === "https:" ? "wss" : "ws";
   const host = config.ws_host || location.hostname || "localhost";
   const url = query.get("ws") || `${scheme}://${host}:${config.ws_port || 9001}${config.ws_path || "/mqtt"}`;
-  return { prefix, url };
+  return { prefix, url, lang: consoleLanguage(query.get("lang")) };
 }
 
 const $ = (id) => document.getElementById(id);
@@ -75,14 +100,21 @@ class PitConsole {
     this.operator = "";
     this.mayCommand = null; // null: not known yet; then true or false (the probe's answer)
     this.link = "login";
-    this.cards = new Map(); // table -> its card's elements
+    this.tiles = new Map(); // table -> its tile on the floor
+    this.areaLabels = new Map(); // area -> its label on the floor
+    this.areas = []; // [{name, tables}] from areas.json (baccarat pit --areas FILE)
+    this.view = null; // the table whose own view is open, or null: the floor
+    this.card = null; // that table's card
+    this.fitted = "";
+    this.queueKey = null;
     this.waiting = new Map(); // request id -> resolve(reply)
     this.sequence = 0;
     this.scheduled = false;
     this.drawnReplies = null;
+    this.lang = config.lang;
     this.history = new HistoryView(() => {
       $("layout").hidden = false;
-    });
+    }, this.lang);
     window.pit = this;
   }
 
@@ -94,6 +126,12 @@ class PitConsole {
       this.login($("username").value.trim(), $("password").value);
     });
     $("logout").addEventListener("click", () => this.logout());
+    $("table-back").addEventListener("click", () => this.closeTable());
+    window.addEventListener("resize", () => {
+      this.fitted = "";
+      this.schedule();
+    });
+    setInterval(() => this.drawAges(), AGE_EVERY_MS);
     this.setLink("login");
   }
 
@@ -126,7 +164,10 @@ class PitConsole {
       this.showConsole();
       this.history.watchQuarantine();
       this.setLink("connected");
-      client.subscribe(`${this.config.prefix}/+/#`, { qos: 1 });
+      client.subscribe(floorTopics(this.config.prefix, username), this.subscription(FLOOR_SUBSCRIPTION));
+      if (this.view !== null) {
+        client.subscribe(tableTopic(this.config.prefix, this.view), this.subscription(TABLE_SUBSCRIPTION));
+      }
       this.probe();
     });
     client.on("error", (error) => {
@@ -145,7 +186,9 @@ class PitConsole {
         this.loginFailed(`Cannot reach the broker at ${this.config.url}.`);
       }
     });
-    client.on("message", (topic, payload) => {
+    client.on("message", (topic, payload, packet) => {
+      const ids = packet && packet.properties ? packet.properties.subscriptionIdentifier : undefined;
+      if (secondCopy(this.config.prefix, topic, ids)) return;
       const text = new TextDecoder().decode(payload);
       this.update(receive(this.state, this.config.prefix, topic, text, payload.length));
       this.settleWaiting(topic, text);
@@ -167,10 +210,12 @@ class PitConsole {
     this.client = null;
     this.mayCommand = null;
     this.state = emptyConsole();
-    this.cards.clear();
+    this.closeTable();
+    this.tiles.clear();
+    this.queueKey = null;
+    $("floor").replaceChildren();
     this.history.close();
     $("layout").hidden = false;
-    $("tables").replaceChildren();
     $("console").hidden = true;
     $("login").hidden = false;
     $("login-button").disabled = false;
@@ -218,20 +263,35 @@ class PitConsole {
     return `${this.operator}-${Date.now().toString(36)}-${this.sequence}`;
   }
 
-  async act(table, action) {
+  /**
+   * Send an action's command. One from an alarm's button names that alarm (its refusal is
+   * noted beside it); a bulk settle sends its `repeat` commands one after the other, each
+   * after the reply to the one before, and says how it went in one reply line.
+   */
+  async act(table, action, alarm = null) {
     if (action.confirm && !(await confirmDialog(`${table}: ${action.confirm}`))) return;
-    const times = action.repeat || 1;
-    for (let i = 0; i < times; i += 1) {
-      const reply = await this.command(table, action.command, action.body);
-      if (!reply || !reply.ok) break; // a bulk settle stops at the first refusal
+    const from = { alarm: alarm === null ? null : alarmKey(table, alarm.id) };
+    if (!action.repeat || action.repeat <= 1) {
+      await this.command(table, action.command, action.body, from);
+      return;
     }
+    const bulk = this.nextId();
+    this.update(withBulk(this.state, bulk, table, action.command, action.repeat, from.alarm));
+    for (let i = 0; i < action.repeat; i += 1) {
+      const reply = await this.command(table, action.command, action.body, { ...from, bulk });
+      if (reply === null) { // no answer in time: the rest are not sent
+        this.update(withBulkOver(this.state, bulk, action.repeat - i - 1));
+        return;
+      }
+    }
+    this.update(withBulkOver(this.state, bulk));
   }
 
   /** Send one command; resolves with its reply entry (or null after REPLY_WAIT_MS). */
-  command(table, name, body) {
+  command(table, name, body, from = {}) {
     const id = this.nextId();
     const prefix = this.config.prefix;
-    this.update(withSent(this.state, id, table, name));
+    this.update(withSent(this.state, id, table, name, from));
     const answered = new Promise((resolve) => {
       this.waiting.set(id, resolve);
       setTimeout(() => {
@@ -316,31 +376,230 @@ class PitConsole {
 
   draw() {
     const names = tableNames(this.state);
-    const box = $("tables");
-    for (const name of names) {
-      if (!this.cards.has(name)) this.cards.set(name, this.newCard(name));
-      this.drawTable(name);
-    }
-    const order = names.map((n) => this.cards.get(n).root);
-    if (order.some((node, i) => box.children[i] !== node)) box.replaceChildren(...order);
     document.body.dataset.tables = String(names.length);
+    if (this.view === null) this.drawFloor(names);
+    else if (this.state.tables[this.view]) this.drawTable(this.view);
+    this.drawQueue();
+    this.drawCounts(names);
     this.drawRefused();
     this.drawReplies();
   }
 
-  /** One table's card; one that cannot be drawn is marked and counted, and the others drawn. */
+  // ---- the floor: a tile per table, grouped by area --------------------------------
+
+  drawFloor(names) {
+    const box = $("floor");
+    const groups = groupTables(names, this.areas);
+    const labelled = groups.some((g) => g.name !== null);
+    const order = [];
+    for (const group of groups) {
+      if (labelled) order.push(this.areaLabel(group));
+      for (const name of group.tables) {
+        if (!this.tiles.has(name)) this.tiles.set(name, this.newTile(name));
+        this.drawTile(name);
+        order.push(this.tiles.get(name).root);
+      }
+    }
+    if (order.length !== box.children.length || order.some((node, i) => box.children[i] !== node)) {
+      box.replaceChildren(...order);
+    }
+    this.fitFloor(groups.map((g) => ({ count: g.tables.length, labelled })));
+  }
+
+  areaLabel(group) {
+    let label = this.areaLabels.get(group.name);
+    if (!label) {
+      label = element("h3", { class: "area-label", "data-area": group.name, textContent: group.name });
+      this.areaLabels.set(group.name, label);
+    }
+    return label;
+  }
+
+  /** The tiles as large as the room left on the screen lets them be, all of them in it. */
+  fitFloor(groups) {
+    const box = $("floor");
+    const top = box.getBoundingClientRect().top + window.scrollY;
+    const room = { width: box.clientWidth, height: window.innerHeight - top - FLOOR_MARGIN };
+    const key = JSON.stringify([groups, room]);
+    if (key === this.fitted) return;
+    this.fitted = key;
+    const fit = fitTiles(groups, room, TILE_GAP);
+    box.style.setProperty("--columns", String(fit.columns));
+    box.style.setProperty("--tile-width", `${fit.width}px`);
+    box.style.setProperty("--tile-height", `${fit.height}px`);
+    box.dataset.fits = String(fit.fits);
+  }
+
+  newTile(table) {
+    const root = element("button", { type: "button", class: "tile", "data-table": table });
+    root.addEventListener("click", () => this.openTable(table));
+    return { root, key: "" };
+  }
+
+  drawTile(name) {
+    const tile = this.tiles.get(name);
+    try {
+      this.drawTileFacts(name, this.state.tables[name], tile);
+      delete tile.root.dataset.drawError;
+    } catch (error) {
+      this.drawError(tile.root, name, error);
+      tile.key = "";
+    }
+  }
+
+  drawTileFacts(table, state, tile) {
+    const controller = state.controller || "unknown";
+    const open = openAlarms(state);
+    const holding = blockingAlarms(open).length;
+    const shoe = state.shoe;
+    const live = state.live;
+    const results = state.results.slice(-TILE_RESULTS).map((r) => LETTER[r.winner] || "?");
+    const limits = state.limits ? `${shortFigure(state.limits.banker.min)}–${shortFigure(state.limits.banker.max)}` : "";
+    const needs = holding ? "hold" : open.length ? "alarm" : controller === "offline" ? "offline" : "";
+    const facts = [controller, holding, open.length - holding, shoe && shoe.shoe, shoe && shoe.rounds, live && live.round,
+      shoe && shoe.phase, results.join(""), limits, state.limits && state.limits.currency, needs, state.rejected];
+    const key = JSON.stringify(facts);
+    if (key === tile.key) return;
+    tile.key = key;
+    const root = tile.root;
+    root.dataset.controller = controller;
+    root.dataset.needs = needs;
+    root.dataset.alarms = String(open.length);
+    root.dataset.round = live ? String(live.round) : "";
+    root.title = `${table}: ${this.say(LABELS[controller] || LABELS.unknown)}`
+      + (open.length ? ` · ${open.map((a) => this.say(kindWords(a.kind))).join(", ")}` : "");
+    root.replaceChildren(
+      element("span", { class: "tile-head" },
+        element("b", { class: "tile-name", textContent: table }),
+        element("i", { class: "dot", "data-controller": controller, title: this.say(LABELS[controller] || LABELS.unknown) }),
+        element("span", { class: "tile-state", textContent: controller === "online" ? "" : this.say(LABELS[controller] || LABELS.unknown) })),
+      element("span", { class: "tile-line", "data-fact": "shoe" },
+        shoe ? `S${shoe.shoe}` : "S–", " · ", live ? `R${live.round}` : shoe ? `R${shoe.rounds}` : "R–",
+        shoe && shoe.phase === "closed" ? " · closed" : ""),
+      element("span", { class: "tile-alarms", "data-fact": "alarms" },
+        holding ? element("span", { class: "sev", "data-severity": "hold", title: "alarms that hold play", textContent: `● ${holding} hold` }) : null,
+        open.length - holding ? element("span", { class: "sev", "data-severity": "notice", title: "other open alarms", textContent: `▲ ${open.length - holding}` }) : null,
+        open.length ? null : element("span", { class: "sev", "data-severity": "none", textContent: "no alarm" })),
+      element("span", { class: "tile-results", "data-fact": "results" },
+        ...results.map((letter) => element("i", { "data-winner": letter, textContent: letter }))),
+      element("span", { class: "tile-limits", "data-fact": "limits" },
+        limits ? `${state.limits.currency || ""} ${limits}`.trim() : "no limits"),
+    );
+  }
+
+  // ---- the queue: every open alarm of the floor, oldest first ------------------------
+
+  drawQueue() {
+    const queue = floorQueue(this.state);
+    const allowed = this.allowed();
+    const key = [queue.map((q) => [q.table, q.alarm]), this.state.notes, allowed];
+    $("queue-count").textContent = String(queue.length);
+    document.body.dataset.queue = String(queue.length);
+    if (this.queueKey && this.queueKey.every((part, i) => sameItems(part, key[i]))) return;
+    this.queueKey = key;
+    $("queue").replaceChildren(...queue.map(({ table, alarm }) => this.queueItem(table, alarm, allowed)));
+    this.drawAges();
+  }
+
+  queueItem(table, alarm, allowed) {
+    const opener = element("button", { type: "button", class: "queue-table", textContent: table, "data-open-table": table });
+    opener.addEventListener("click", () => this.openTable(table));
+    const blocking = blockingAlarms([alarm]).length > 0;
+    return element("li", {
+      class: "queue-item", "data-table": table, "data-alarm-id": String(alarm.id), "data-kind": alarm.kind,
+      "data-key": alarmKey(table, alarm.id), "data-severity": blocking ? "hold" : "notice",
+    },
+    element("div", { class: "queue-head" }, opener,
+      element("span", { class: "queue-sentence", textContent: this.say(alarmSentence(alarm)) }),
+      element("span", { class: "age", "data-since": String(alarm.ts ?? "") })),
+    this.alarmButtons(table, alarm, allowed),
+    this.noteOf(table, alarm));
+  }
+
+  /** Every "open for" in the queue, from the alarms' times and the clock now. */
+  drawAges() {
+    const now = Date.now() / 1000;
+    for (const age of $("queue").querySelectorAll(".age")) {
+      const since = age.dataset.since === "" ? NaN : Number(age.dataset.since);
+      age.textContent = ageText(since, now);
+    }
+  }
+
+  /** The refusal beside an alarm, kept until it is settled or dismissed. */
+  noteOf(table, alarm) {
+    const key = alarmKey(table, alarm.id);
+    const note = this.state.notes[key];
+    if (!note) return null;
+    const dismiss = element("button", { type: "button", class: "dismiss", textContent: "×", title: "Dismiss" });
+    dismiss.addEventListener("click", () => this.update(withDismissed(this.state, key)));
+    return element("p", { class: "note", "data-note": key, role: "status" },
+      element("span", { textContent: `Refused: ${wordsIn(note.text, this.lang)}` }), dismiss);
+  }
+
+  drawCounts(names) {
+    const needs = names.filter((n) => {
+      const state = this.state.tables[n];
+      return openAlarms(state).length || state.controller === "offline";
+    }).length;
+    const offline = names.filter((n) => this.state.tables[n].controller === "offline").length;
+    $("floor-counts").textContent = `${names.length} tables · ${needs} need a person${offline ? ` · ${offline} offline` : ""}`;
+  }
+
+  // ---- a table's own view ----------------------------------------------------------
+
+  /** Open a table's view (from its tile or the queue): its card, and more of its topics. */
+  openTable(table) {
+    if (this.view === table) return;
+    this.closeTable();
+    this.view = table;
+    this.card = this.newCard(table);
+    $("table-card").replaceChildren(this.card.root);
+    $("layout").dataset.view = "table";
+    document.body.dataset.view = table;
+    $("floor").hidden = true;
+    $("table-view").hidden = false;
+    if (this.client) {
+      this.client.subscribe(tableTopic(this.config.prefix, table), this.subscription(TABLE_SUBSCRIPTION));
+    }
+    this.drawnReplies = null;
+    this.schedule();
+  }
+
+  subscription(identifier) {
+    return { qos: 1, properties: { subscriptionIdentifier: identifier } };
+  }
+
+  closeTable() {
+    if (this.view === null) return;
+    if (this.client) this.client.unsubscribe(tableTopic(this.config.prefix, this.view));
+    this.view = null;
+    this.card = null;
+    $("table-card").replaceChildren();
+    $("layout").dataset.view = "floor";
+    document.body.dataset.view = "";
+    $("floor").hidden = false;
+    $("table-view").hidden = true;
+    this.fitted = "";
+    this.schedule();
+  }
+
+  /** The open table's card; one that cannot be drawn is marked and counted. */
   drawTable(name) {
-    const card = this.cards.get(name);
+    const card = this.card;
     try {
       this.drawCard(name, this.state.tables[name], card);
       delete card.root.dataset.drawError;
     } catch (error) {
-      this.drawErrors = (this.drawErrors || 0) + 1;
-      document.body.dataset.drawErrors = String(this.drawErrors);
-      card.root.dataset.drawError = String(error && error.message ? error.message : error).slice(0, 120);
+      this.drawError(card.root, name, error);
       card.drawnKey = ""; // draw it all again next time
-      console.error(`pit: cannot draw ${name}:`, error);
     }
+  }
+
+  drawError(root, name, error) {
+    this.drawErrors = (this.drawErrors || 0) + 1;
+    document.body.dataset.drawErrors = String(this.drawErrors);
+    root.dataset.drawError = String(error && error.message ? error.message : error).slice(0, 120);
+    console.error(`pit: cannot draw ${name}:`, error);
   }
 
   /** How many bodies were refused, in the header (window.pitRefused for tests). */
@@ -433,7 +692,7 @@ class PitConsole {
       ["round", "Round", live ? `${live.round} ${live.status}` : "–"],
       ["cards_left", "Cards left", left === null ? "–" : String(left)],
       ["demo", "Demo", shoe && shoe.demo ? "on" : "off"],
-      ["alarms", "Open alarms", String(state.alarms.length)],
+      ["alarms", "Open alarms", String(openAlarms(state).length)],
       ["results", "Last results", results.map((r) => LETTER[r.winner] || "?").join(" ") || "–"],
     ];
     if (state.rejected) facts.push(["rejected", "Bad bodies", String(state.rejected)]);
@@ -445,15 +704,18 @@ class PitConsole {
           element("div", { "data-fact": name }, element("dt", { textContent: caption }), element("dd", { textContent: value }))),
       );
     }
-    root.dataset.alarms = String(state.alarms.length);
+    root.dataset.alarms = String(openAlarms(state).length);
     root.dataset.round = live ? String(live.round) : "";
     root.dataset.roundStatus = live ? live.status : "";
     const allowed = this.allowed();
     const rightsKey = `${allowed}`;
-    if (state.alarms !== card.drawnAlarms || card.alarmsRights !== rightsKey) {
+    if (state.alarms !== card.drawnAlarms || card.alarmsRights !== rightsKey || this.state.notes !== card.drawnNotes) {
       card.drawnAlarms = state.alarms;
       card.alarmsRights = rightsKey;
-      card.alarms.replaceChildren(...state.alarms.map((alarm) => this.alarmItem(table, alarm, allowed)));
+      card.drawnNotes = this.state.notes;
+      card.alarms.replaceChildren(
+        ...openAlarms(state).map((alarm) => this.alarmItem(table, alarm, allowed)),
+        ...notices(state).slice(-SHOWN_NOTICES).map((alarm) => this.noticeItem(alarm)));
     }
     const actions = tableActions(state);
     const actionsKey = JSON.stringify([actions.map((a) => a.text), allowed]);
@@ -479,50 +741,102 @@ class PitConsole {
   }
 
   alarmItem(table, alarm, allowed) {
-    const cards = (alarm.cards && alarm.cards.length ? alarm.cards : alarm.card ? [alarm.card] : [])
-      .map((c) => c || "unreadable");
     const hint = dealHint(alarm);
+    const article = articleWords(alarm);
     return element(
       "article", {
         class: "alarm", "data-alarm-id": String(alarm.id), "data-kind": alarm.kind,
         "data-count": String(alarm.count || 1),
       },
       element("div", { class: "alarm-head" },
-        element("b", { textContent: alarm.kind.replaceAll("_", " ") }),
-        element("span", { class: "article", textContent: `Art. ${alarm.article}` }),
+        element("b", { textContent: this.say(kindWords(alarm.kind)) }),
+        article ? element("span", { class: "article", textContent: this.say(article) }) : null,
         alarm.round ? element("span", { textContent: `round ${alarm.round}` }) : null,
         (alarm.count || 1) > 1 ? element("span", { class: "count", textContent: `${alarm.count} cards` }) : null),
       element("p", { class: "alarm-text", textContent: alarm.text }),
-      cards.length ? element("p", { class: "alarm-cards", textContent: `Cards: ${cards.join(", ")}` }) : null,
+      this.heldCards(alarm),
       hint ? element("p", { class: "hint", textContent: hint }) : null,
-      element("div", { class: "alarm-actions" },
-        ...alarmActions(alarm).map((action) => this.button(table, action, allowed, action.bulk ? "bulk" : action.command))),
+      this.alarmButtons(table, alarm, allowed),
+      this.noteOf(table, alarm),
     );
   }
 
-  button(table, action, allowed, key) {
+  alarmButtons(table, alarm, allowed) {
+    return element("div", { class: "alarm-actions" },
+      ...alarmActions(alarm).map((action) =>
+        this.button(table, action, allowed, action.bulk ? "bulk" : action.command, alarm)));
+  }
+
+  /** A one-off notice (shoe_refused ...): not open, nothing to settle; shown, not counted. */
+  noticeItem(alarm) {
+    return element("article", { class: "notice", "data-alarm-id": String(alarm.id), "data-kind": alarm.kind },
+      element("b", { textContent: this.say(kindWords(alarm.kind)) }), " ",
+      element("span", { textContent: alarm.text }));
+  }
+
+  /** The cards an alarm holds aside: how many, the codes folded away (there may be 86). */
+  heldCards(alarm) {
+    const cards = (alarm.cards && alarm.cards.length ? alarm.cards : alarm.card ? [alarm.card] : [])
+      .map((c) => c || "unreadable");
+    if (!cards.length) return null;
+    const count = cards.length === 1 ? ALARM_WORDS.held_one : fillTexts(ALARM_WORDS.held, { n: cards.length });
+    return element("details", { class: "alarm-cards", "data-held": String(cards.length) },
+      element("summary", { textContent: this.say(count) }),
+      element("span", { class: "card-codes", textContent: cards.join(" ") }));
+  }
+
+  say(texts) {
+    return say(texts, this.lang);
+  }
+
+  button(table, action, allowed, key, alarm = null) {
     const button = element("button", {
       type: "button", textContent: action.text, disabled: !allowed,
       "data-action": key || action.command,
     });
     if (action.body && action.body.winner) button.dataset.winner = action.body.winner;
     button.title = allowed ? "" : "This account may not send commands";
-    button.addEventListener("click", () => this.act(table, action));
+    button.addEventListener("click", () => this.act(table, action, alarm));
     return button;
   }
 
+  /** The open table's replies, newest first (a bulk settle as one line). */
   drawReplies() {
     if (this.state.replies === this.drawnReplies) return;
     this.drawnReplies = this.state.replies;
-    const items = [...this.state.replies].reverse().map((reply) => {
+    const mine = this.state.replies.filter((r) => r.table === this.view);
+    const items = mine.reverse().map((reply) => {
       const outcome = reply.ok === null ? "pending" : reply.ok ? "ok" : "refused";
-      const text = reply.ok === null ? "waiting for the reply…" : reply.ok ? "done" : reply.error;
+      const text = reply.bulk
+        ? bulkText(reply.bulk)
+        : reply.ok === null ? "waiting for the reply…" : reply.ok ? "done" : wordsIn(reply.error, this.lang);
       return element("li", {
         class: "reply", "data-id": reply.id, "data-table": reply.table,
         "data-command": reply.command, "data-ok": outcome,
-      }, element("b", { textContent: `${reply.table} ${reply.command}: ` }), text);
+      }, element("b", { textContent: `${reply.table} ${this.say(commandWords(reply.command))}: ` }), text);
     });
     $("replies").replaceChildren(...items);
+  }
+}
+
+/** Whether two lists (or objects) hold the same items, each the same object. */
+function sameItems(a, b) {
+  if (a === b) return true;
+  if (Array.isArray(a) && Array.isArray(b)) {
+    return a.length === b.length && a.every((item, i) => sameItems(item, b[i]));
+  }
+  return false;
+}
+
+/** The floor's areas, [{name, tables}], from areas.json (baccarat pit --areas FILE); [] without. */
+async function loadAreas() {
+  try {
+    const response = await fetch("areas.json", { cache: "no-store" });
+    if (!response.ok) return [];
+    const found = await response.json();
+    return Array.isArray(found.areas) ? found.areas : [];
+  } catch {
+    return [];
   }
 }
 
@@ -545,7 +859,9 @@ function confirmDialog(text) {
 
 async function main() {
   const config = await loadConfig();
-  new PitConsole(config).start();
+  const pit = new PitConsole(config);
+  pit.areas = await loadAreas();
+  pit.start();
   document.body.dataset.ready = "true";
 }
 

@@ -154,7 +154,7 @@ def reset_database(db: str) -> None:
     import psycopg
 
     with psycopg.connect(db, autocommit=True) as connection:
-        for table in ("messages", "conflicts", "status"):
+        for table in ("messages", "conflicts", "status", "derived", "latest", "quarantine"):
             connection.execute(f"DROP TABLE IF EXISTS {table}")
 
 
@@ -162,8 +162,8 @@ def stored_seqs(db: str) -> dict[str, set[int]]:
     store = open_store(db)
     try:
         out: dict[str, set[int]] = {}
-        for table, body in store.messages():
-            out.setdefault(table, set()).add(body["seq"])
+        for table, seq in store.seqs():  # facts, and the places of the derived views
+            out.setdefault(table, set()).add(seq)
         return out
     finally:
         store.close()

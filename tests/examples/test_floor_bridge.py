@@ -229,10 +229,13 @@ def start_recorder(folder: Path, floor: Mosquitto) -> subprocess.Popen[bytes]:
 
 
 def stored_seqs(folder: Path) -> list[int]:
-    """The seqs of T07's messages in the recorder's database, in its order."""
+    """The seqs of T07's messages in the recorder's database, in seq order.
+
+    Its facts, and the places of the derived views it keeps without their body.
+    """
     store = open_store(str(folder / "floor.db"))
     try:
-        return [body["seq"] for _, body in store.messages(table=TABLE)]
+        return [seq for _, seq in store.seqs(TABLE)]
     finally:
         store.close()
 

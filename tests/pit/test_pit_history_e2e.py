@@ -98,9 +98,10 @@ def right_winner(steps: list[Step], round_no: int) -> str:
 
 
 def stored_seqs(db: str) -> set[int]:
+    """T1's seqs the recorder holds: its facts, and the places of the derived views."""
     store = open_store(db)
     try:
-        return {body["seq"] for _, body in store.messages(table="T1")}
+        return {seq for _, seq in store.seqs("T1")}
     finally:
         store.close()
 

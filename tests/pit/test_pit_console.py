@@ -285,7 +285,9 @@ async def test_an_operator_settles_three_tables_from_the_console(
         for bet, (low, high) in LIMITS.items():
             await page.evaluate(
                 f"{card('T07')}.querySelector('[data-limit={bet}-min]').value = '{low}';"
-                f"{card('T07')}.querySelector('[data-limit={bet}-max]').value = '{high}'; true"
+                f"{card('T07')}.querySelector('[data-limit={bet}-max]').value = '{high}';"
+                f"{card('T07')}.querySelector('.limits-form').dispatchEvent("
+                "new Event('input', {bubbles: true})); true"  # as typing does: kept on redraw
             )
         currency = f"{card('T07')}.querySelector('[data-limit=currency]')"
         await page.evaluate(f"{currency}.value = 'HKD'; true")

@@ -17,7 +17,7 @@ from baccarat.drivers import events
 from baccarat.drivers.framed import _BUTTON_CODES
 
 EXAMPLES = {  # a body of each command that the engine's input shows whole
-    "open": {}, "reveal": {}, "exposed": {}, "end": {},
+    "open": {}, "reveal": {}, "exposed": {}, "end": {}, "announce_burn": {},
     "void": {"reason": "wrong card", "confirm": True},
     "accept_as_burn": {"alarm": 7},
     "burn": {"count": 3},

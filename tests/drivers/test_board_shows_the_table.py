@@ -78,15 +78,13 @@ class SlowPit:
         return lists[-1]["alarms"] if lists else []
 
     async def _settle(self, alarm_id: int) -> None:
-        for _ in range(5):  # look again while it is open (a command may be refused)
+        for _ in range(10):  # look again while it is open (refused, or not yet complete)
             await asyncio.sleep(PIT_DELAY)
             alarm = next((a for a in self._open() if a["id"] == alarm_id), None)
             if alarm is None:
                 return
             rounds = {b["round"]: b for b in self.board.bodies("round")}
-            commands = correction(alarm, rounds)
-            if not commands:
-                return
+            commands = correction(alarm, rounds)  # none yet: look again
             for name, body in commands:
                 self.commands += 1
                 await self.client.publish(f"baccarat/T1/cmd/{name}/pit-ana", body, qos=1)
@@ -95,7 +93,7 @@ class SlowPit:
 async def deal(shoe: VirtualShoe, dealer: Dealer, played: list[Step]) -> None:
     """The dealer's events one by one, PACE apart; a pausing dealer waits before each."""
     for step in dealer.steps():
-        await shoe.dealer_ready()
+        await shoe.dealer_ready(step.event)
         if shoe.send(step.event):
             played.append(step)
         await asyncio.sleep(PACE)
@@ -132,7 +130,8 @@ async def test_every_published_result_is_a_round_the_dealer_dealt(
             daemon.close()
     assert "rounds open on the dealer's 'open' (open_mode explicit)" in daemon.log()
     bodies = list(board.by_seq().values())
-    checked = check(bodies, played, dealer.mistakes_made, pausing=pausing)
+    checked = check(bodies, played, dealer.mistakes_made, pausing=pausing,
+                    burns_evidenced=True)  # a framed shoe: burn_press auto is required
     # a dealer who goes on through alarms loses rounds to the pit's delay: only some stand
     assert checked >= (5 if pausing else 1), f"only {checked} results: the shoe did not get far"
     assert dealer.mistakes_made, "the dealer made no mistake: nothing was tested"
@@ -141,7 +140,7 @@ async def test_every_published_result_is_a_round_the_dealer_dealt(
     resolved = tmp_path / "resolved.toml"  # the profile as the daemon ran it
     resolved.write_text(
         f'[profile]\nbase = "{profile}"\nname = "{profile}"\ndecks = {DECKS}\n'
-        'open_mode = "explicit"\n'
+        'open_mode = "explicit"\nburn_press = "required"\n'
     )
     replayed = replay_journal(daemon, resolved)
     published = board.by_seq()

@@ -46,7 +46,9 @@ def test_example_loads_as_it_is() -> None:
 def test_example_loads_with_every_optional_line(tmp_path: Path) -> None:
     config = load_config(with_optional_lines(tmp_path))
     assert config.rule_profile().decks == 8
-    assert config.rules == {"decks": 8, "after_cut": "one_more_if_tie", "open_mode": "auto"}
+    assert config.rules == {
+        "decks": 8, "after_cut": "one_more_if_tie", "open_mode": "auto", "burn_press": "auto"
+    }
     assert (config.device.usb_vendor, config.device.usb_product) == (0x1209, 0x0001)
     assert config.broker.resolved_password() == "secret"
     assert config.broker.ca_file == tmp_path / "ca.crt"

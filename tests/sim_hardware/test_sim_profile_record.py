@@ -105,8 +105,10 @@ def test_the_floor_configures_each_daemon_with_the_profile_its_dealer_deals(
         config_file = tmp_path / f"{profile}-{decks}.toml"
         config_file.write_text(table_config(plan, table))
         daemon = load_config(config_file).rule_profile()
-        # the daemon's rounds open by the shoe's buttons (open_mode auto, resolved)
-        want = load_profile(profile, decks=decks).model_copy(update={"open_mode": "explicit"})
+        # the daemon's rounds open, and round burns count, by the shoe's buttons (auto)
+        want = load_profile(profile, decks=decks).model_copy(
+            update={"open_mode": "explicit", "burn_press": "required"}
+        )
         assert daemon == want
     assert "\ndecks =" not in table_config(FloorPlan(tables=1, folder=tmp_path, profile="house6"),
                                        table)

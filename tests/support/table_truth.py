@@ -41,7 +41,9 @@ def correction(alarm: Body, rounds: dict[int, Body]) -> list[tuple[str, bytes]]:
     a round is never replaced by the simulated dealer, so the cards after it are in the
     wrong places: the round is voided; and so is a round with a card missing. A wrong
     declared result is declared again as the cards show it (the round's latest ``round``
-    body). ``burn_incomplete`` is the dealer's to settle: he burns on.
+    body), and so is a round dealt without its burn (``burn_skipped``: its cards are the
+    hands he dealt), once it is complete: nothing yet (look again) before.
+    ``burn_incomplete`` is the dealer's to settle: he burns on.
     """
     kind = alarm["kind"]
     held = int(alarm.get("count") or 1)
@@ -51,7 +53,10 @@ def correction(alarm: Body, rounds: dict[int, Body]) -> list[tuple[str, bytes]]:
         return [("accept_as_burn", json.dumps({"alarm": alarm["id"]}).encode())] * held
     if kind == "missing_card":
         return [("void", json.dumps({"reason": "a card was missing"}).encode())]
-    if kind == "result_mismatch" and alarm.get("round") in rounds:
+    shown_round = rounds.get(alarm.get("round"), {})
+    if kind == "burn_skipped" and (shown_round.get("next") or not shown_round.get("cards")):
+        return []  # a card is still due: the dealer deals the round to its end first
+    if kind in ("result_mismatch", "burn_skipped") and alarm.get("round") in rounds:
         shown = rounds[alarm["round"]]
         player, banker = shown.get("player_total"), shown.get("banker_total")
         if player is None or banker is None:
@@ -74,6 +79,7 @@ def check(
     mistakes_made: Sequence[tuple[int, str]],
     *,
     pausing: bool,
+    burns_evidenced: bool = False,
 ) -> int:
     """Assert what the board shows is what happened; return the results checked.
 
@@ -83,15 +89,18 @@ def check(
     cards) is published, unless one of its cards went to the discard, is the shoe's copy of
     a card a "foreign" mistake had already brought in, or came after the shoe had ended.
 
-    The one named risk (README, "Rule profiles"): a round burn card the dealer skips leaves
-    no trace in the cards, and that round is dealt one card off.
+    The one named risk (README, "Rule profiles"): where the dealer's burn press is not
+    required (``burns_evidenced`` false), a round burn card the dealer skips leaves no trace
+    in the cards, and that round is dealt one card off.
     """
     dealt = dealt_rounds(steps)
     real = {(tuple(p), tuple(b)): number for number, (p, b) in dealt.items()}
     mistakes: dict[int, set[str]] = {}
     for number, mistake in mistakes_made:
         mistakes.setdefault(number, set()).add(mistake)
-    unburned = [set(p + b) for n, (p, b) in dealt.items() if "skipped_burn" in mistakes.get(n, ())]
+    unburned = [] if burns_evidenced else [
+        set(p + b) for n, (p, b) in dealt.items() if "skipped_burn" in mistakes.get(n, ())
+    ]
     matched: list[int] = []
     results = standing_results(bodies)
     for result in results:

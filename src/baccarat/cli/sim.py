@@ -176,7 +176,7 @@ async def deal_shoe(
     total = len(dealer.cards)
     device_name = shoe.device_name
     for step in dealer.steps():
-        await shoe.dealer_ready()
+        await shoe.dealer_ready(step.event)
         if not shoe.send(step.event):
             continue
         if record is not None:

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from baccarat.controller.engine.inputs import (
     AcceptAsBurn,
+    AnnounceBurn,
     Burn,
     Declare,
     Demo,
@@ -136,6 +137,7 @@ COMMANDS: Final[dict[str, CommandSpec]] = {
         AcceptAsBurnCommand, lambda c, ts: AcceptAsBurn(alarm=c.alarm, ts=ts)
     ),
     "burn": CommandSpec(BurnCommand, lambda c, ts: Burn(count=c.count, ts=ts)),
+    "announce_burn": CommandSpec(_Plain, lambda c, ts: AnnounceBurn(ts=ts)),
     "declare": CommandSpec(DeclareCommand, lambda c, ts: Declare(winner=c.winner, ts=ts)),
     "exposed": CommandSpec(_Plain, lambda c, ts: Exposed(ts=ts)),
     "shoe": CommandSpec(ShoeCommand, lambda c, ts: NewShoe(decks=c.decks, ts=ts)),
@@ -150,7 +152,7 @@ BUTTONS: Final[dict[str, tuple[str, dict[str, Any]] | None]] = {
     "open": ("open", {}),
     "reveal": ("reveal", {}),
     "void": ("void", {"reason": "dealer button"}),
-    "burn": None,  # announces the burns the profile requires; Art. 8 burns: the burn command
+    "burn": ("announce_burn", {}),  # the profile's round burn comes; Art. 8: the burn command
     "declare_banker": ("declare", {"winner": "banker"}),
     "declare_player": ("declare", {"winner": "player"}),
     "declare_tie": ("declare", {"winner": "tie"}),

@@ -206,6 +206,9 @@ class Config(BaseSettings):
         if profile.open_mode == "auto":
             mode = "explicit" if self.device.sends_buttons() else "implicit"
             profile = profile.model_copy(update={"open_mode": mode})
+        if profile.burn_press == "auto":
+            press = "required" if self.device.sends_buttons() else "ignored"
+            profile = profile.model_copy(update={"burn_press": press})
         if profile.decks < MIN_REAL_DECKS and not self.allow_test_decks:
             raise FieldError(
                 ("rules", "decks") if "decks" in self.rules else ("profile",),
@@ -227,7 +230,12 @@ class Config(BaseSettings):
             why = (f"the {self.device.protocol} device sends cards only: an extra card after "
                    "a complete round cannot be told from the next round's first")
         how = "on the dealer's 'open'" if mode == "explicit" else "with their first card"
-        return f"rounds open {how} (open_mode {mode}): {why}"
+        text = f"rounds open {how} (open_mode {mode}): {why}"
+        profile = self.rule_profile()
+        if profile.burn_per_round and profile.burn_press == "required":
+            text += ("; a round's burn card is taken as one only after the dealer's burn "
+                     "button (burn_press required): a round dealt without it raises burn_skipped")
+        return text
 
     def topic(self, name: str) -> str:
         """The full topic of one of the table's subtopics."""

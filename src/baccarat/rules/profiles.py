@@ -23,6 +23,7 @@ BurnMethod = Literal["first_card", "decks", "fixed", "none"]
 AfterCut = Literal["finish_round", "one_more_round", "one_more_if_tie"]
 OpenMode = Literal["auto", "implicit", "explicit"]
 RevealMode = Literal["immediate", "on_reveal"]
+BurnPress = Literal["auto", "required", "ignored"]
 
 MIN_REAL_DECKS = 6
 MAX_DECKS = 12
@@ -79,6 +80,14 @@ class Profile(BaseModel):
         description="explicit: a round opens on 'open'; implicit: on the first card after a "
         "closed round; auto: explicit when the table's device sends dealer buttons, else "
         "implicit (the daemon decides; with no device, as in a replay, implicit).",
+    )
+    burn_press: BurnPress = Field(
+        default="auto",
+        description="required: a round's burn card (burn_per_round) is taken as one only "
+        "after the dealer's burn button, and a round dealt without the press raises "
+        "burn_skipped; ignored: the button changes nothing; auto: required when the table's "
+        "device sends dealer buttons, else ignored (the daemon decides; in a replay with no "
+        "device, ignored).",
     )
     reveal: RevealMode = "immediate"
     payouts: Payouts = Payouts()

@@ -278,7 +278,7 @@ class Floor:
                 self.profile, seed=rng.randrange(2**32), mistake_rate=self.plan.misdeal_rate
             )
             for event in dealer.events():
-                await table.shoe.dealer_ready()
+                await table.shoe.dealer_ready(event)
                 table.shoe.send(event)
                 if isinstance(event, CardDrawn):
                     table.cards_dealt += 1

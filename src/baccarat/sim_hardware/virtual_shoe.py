@@ -42,7 +42,7 @@ from types import TracebackType
 from typing import Any, Final, Protocol, Self, TypeVar
 
 from baccarat.drivers.codec import Codec, Encoder, get_codec
-from baccarat.drivers.events import CardDrawn, DeviceEvent
+from baccarat.drivers.events import CardDrawn, DealerButton, DeviceEvent
 from baccarat.drivers.framed_device import HEARTBEAT_INTERVAL, RETRANSMIT_TIMEOUT, FramedSender
 from baccarat.drivers.line import LineEncoder
 from baccarat.sim_hardware.faults import SPLIT_GAP, FaultInjector, FaultPlan
@@ -56,6 +56,9 @@ WRITE_RETRY: Final = 0.005
 READ_SIZE: Final = 4096
 DEALER_GOES_ON: Final = frozenset({"burn_incomplete"})
 """Alarm kinds the dealer does not stop for: his next cards are what settles them."""
+DEALER_ENDS_ROUND: Final = frozenset({"burn_skipped"})
+"""Alarm kinds the dealer stops for only before his next ``open``: the round he is dealing
+is what the pit looks at (its cards are its hands), so he deals it to the end first."""
 
 T = TypeVar("T")
 
@@ -293,7 +296,7 @@ class VirtualShoe:
         """
         sent = 0
         for event in events:
-            await self.dealer_ready()
+            await self.dealer_ready(event)
             if self.send(event):
                 sent += 1
                 if pace and isinstance(event, CardDrawn):
@@ -304,23 +307,36 @@ class VirtualShoe:
         """The alarms the host has told the shoe are open now: id -> kind."""
         return self.sender.open_alarms(asyncio.get_running_loop().time())
 
-    def _stopping_alarms(self) -> dict[int, str]:
-        """The open alarms that stop the dealer: all but those his next cards settle.
+    def _stopping_alarms(self, before: DeviceEvent | None) -> dict[int, str]:
+        """The open alarms that stop the dealer before ``before`` (:meth:`stopping`)."""
+        return self.stopping(self.open_alarms(), before)
 
-        ``burn_incomplete`` says the burn is not done: a dealer burns on, he does not wait.
+    @staticmethod
+    def stopping(alarms: Mapping[int, str], before: DeviceEvent | None) -> dict[int, str]:
+        """Of ``alarms`` (id -> kind), those that stop the dealer before ``before``.
+
+        All but those his next cards settle (``burn_incomplete`` says the burn is not
+        done: a dealer burns on, he does not wait), and those he stops for only before he
+        opens the next round (:data:`DEALER_ENDS_ROUND`).
         """
-        return {n: kind for n, kind in self.open_alarms().items() if kind not in DEALER_GOES_ON}
+        opening = isinstance(before, DealerButton) and before.button == "open"
+        return {
+            n: kind
+            for n, kind in alarms.items()
+            if kind not in DEALER_GOES_ON and (opening or kind not in DEALER_ENDS_ROUND)
+        }
 
-    async def dealer_ready(self) -> None:
+    async def dealer_ready(self, before: DeviceEvent | None = None) -> None:
         """Return once no alarm of the host is open: the dealer's pause before an event.
 
-        At once if none is open (but for :data:`DEALER_GOES_ON`), or with
+        At once if none is open (but for :data:`DEALER_GOES_ON`, and
+        :data:`DEALER_ENDS_ROUND` unless ``before`` is his ``open``), or with
         ``dealer_ignores_alarms``. Logs (info) when the dealer pauses and when he goes on,
         with the alarms' ids.
         """
         if self.dealer_ignores_alarms:
             return
-        alarms = self._stopping_alarms()
+        alarms = self._stopping_alarms(before)
         if not alarms:
             return
         waited = dict(alarms)
@@ -331,7 +347,7 @@ class VirtualShoe:
             while alarms:
                 self._heard.clear()
                 await self._wait(self.sender.alarm_deadline(), self._heard)
-                alarms = self._stopping_alarms()
+                alarms = self._stopping_alarms(before)
                 waited.update(alarms)
         finally:
             self.dealer_paused = False

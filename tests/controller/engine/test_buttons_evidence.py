@@ -93,6 +93,58 @@ def test_a_second_press_of_open_before_any_card_is_refused_as_before() -> None:
     assert "already open" in table.refused("open")
 
 
+def test_the_dealers_second_open_refused_is_a_notice_the_pit_reads() -> None:
+    """A press the engine cannot take is evidence too: a one-off notice, not a log line."""
+    table = explicit()
+    table.do("by=button open")
+    text = table.refused("by=button open", alarm="signal_refused")
+    notice = of(table.log, "alarm")[-1]
+    assert notice.text == f"the dealer's 'open' was refused: {text}"
+    assert notice.corrections == []
+    assert table.engine.open_alarms() == []
+
+
+def test_the_dealers_open_on_a_complete_round_an_alarm_blocks_names_that_alarm() -> None:
+    table = explicit()
+    table.do("by=button open", *STAND, "by=button declare banker")  # result_mismatch
+    blocking = of(table.log, "alarm")[-1]
+    assert blocking.kind == "result_mismatch"
+    text = table.refused("by=button open", alarm="signal_refused")
+    assert f"#{blocking.id}" in text
+    assert "not closed" in text
+    assert [a.id for a in table.engine.open_alarms()] == [blocking.id]  # still waits
+
+
+def test_a_second_reveal_while_a_card_is_due_is_a_notice_naming_the_card() -> None:
+    table = explicit()
+    table.do("by=button open", "7S", "6H", "KS", "by=button reveal")  # missing_card
+    text = table.refused("by=button reveal", alarm="signal_refused")
+    assert "deal B2" in text
+    assert "'reveal'" in of(table.log, "alarm")[-1].text
+
+
+def test_the_dealers_void_of_a_published_round_is_a_notice_not_a_void() -> None:
+    table = explicit()
+    table.do("by=button open", *STAND)
+    text = table.refused("by=button void_unconfirmed dealer button", alarm="signal_refused")
+    assert "already published" in text
+    assert "the dealer's 'void' was refused" in of(table.log, "alarm")[-1].text
+    assert results(table) == [(1, "player", ["7S", "KS"], ["6H", "KH"])]
+
+
+def test_a_cut_card_the_profile_has_none_of_is_a_notice() -> None:
+    table = Table("csm", decks=2)  # an automatic shuffler: no cut card
+    table.do("shoe")
+    assert "no cut card" in table.refused("cut", alarm="signal_refused")
+    assert of(table.log, "alarm")[-1].text.startswith("the shoe's cut card was refused")
+
+
+def test_a_persons_refused_command_is_answered_not_raised() -> None:
+    table = explicit()
+    table.do("by=pit/ana open")
+    assert "already open" in table.refused("by=pit/ana open")  # its reply says it; no alarm
+
+
 # ---------------------------------------------------------------- declare kept
 
 
@@ -240,3 +292,78 @@ def test_the_open_mode_and_why_as_the_daemon_logs_it() -> None:
     assert "no device" in reason(None)
     assert reason("framed", open_mode="implicit").endswith("as the configuration sets it")
     assert reason("line", open_mode="explicit").startswith("rounds open on the dealer's 'open'")
+
+
+# ---------------------------------------------------------------- the burn button (house6)
+
+
+def pressed_burns() -> Table:
+    """house6 as a framed shoe runs it: a round's burn card only after the burn button."""
+    table = Table("house6", burn="none", decks=2, open_mode="explicit", burn_press="required")
+    table.do("shoe")
+    return table
+
+
+def test_a_round_burn_after_the_burn_button_is_taken_as_before() -> None:
+    table = pressed_burns()
+    out = table.do("by=button open", "by=button announce_burn", "AS", *STAND)
+    first = of(out, "card")[0]
+    assert (first.position, first.card) == ("burn", "AS")
+    assert of(out, "alarm") == []
+    assert results(table) == [(1, "player", ["7S", "KS"], ["6H", "KH"])]
+
+
+def test_a_round_dealt_without_the_burn_button_is_not_shifted_and_waits_for_a_person() -> None:
+    """The named risk of house6: a skipped round burn took P1 for the burn card."""
+    table = pressed_burns()
+    out = table.do("by=button open", *STAND)  # the dealer skipped the burn, and its press
+    alarm = of(out, "alarm")[0]
+    assert (alarm.kind, alarm.round, alarm.corrections) == ("burn_skipped", 1, ["declare", "void"])
+    assert [c.position for c in of(out, "card")] == ["P1", "B1", "P2", "B2"]  # not shifted
+    assert results(table) == []  # the result waits
+    table.do("by=button reveal", "by=button declare player")
+    assert results(table) == []  # the dealer's own declare does not settle it
+    out = table.do("by=pit/ana declare player")  # a person looked at the table
+    assert [c.by for c in of(out, "alarm_cleared")] == ["declare"]
+    assert results(table) == [(1, "player", ["7S", "KS"], ["6H", "KH"])]
+
+
+def test_a_pit_who_sees_another_table_voids_a_round_dealt_without_the_burn_button() -> None:
+    table = pressed_burns()
+    table.do("by=button open", *STAND)
+    mismatch = of(table.do("by=pit/ana declare banker"), "alarm")[0]
+    assert mismatch.kind == "result_mismatch"
+    table.do("by=pit/ana void")
+    assert results(table) == []
+    table.do("by=button open", "by=button announce_burn", "3H", *NEXT)  # the next goes on
+    assert results(table) == [(2, "player", ["9D", "QH"], ["2C", "5S"])]
+
+
+def test_the_burn_button_twice_or_late_is_a_notice() -> None:
+    table = pressed_burns()
+    table.do("by=button open", "by=button announce_burn")
+    assert "announced already" in table.refused("by=button announce_burn", alarm="signal_refused")
+    table.do("AS", "7S")
+    assert "first cards already" in table.refused(
+        "by=button announce_burn", alarm="signal_refused"
+    )
+
+
+def test_the_burn_button_is_ignored_where_the_profile_does_not_require_it() -> None:
+    table = Table("house6", burn="none", decks=2, open_mode="explicit")  # auto: a replay
+    out = table.do("shoe", "by=button open", "AS", *STAND, "by=button announce_burn")
+    assert of(out, "card")[0].position == "burn"  # the first card is the burn, as before
+    assert [a.kind for a in of(out, "alarm")] == []
+
+
+def test_a_framed_shoe_requires_the_burn_button_a_line_shoe_cannot_send_it() -> None:
+    def resolved(protocol: str) -> str:
+        config = Config(table="T1", profile="house6",
+                        device={"kind": "serial", "path": "/dev/null", "protocol": protocol})
+        return config.rule_profile().burn_press
+
+    assert (resolved("framed"), resolved("line")) == ("required", "ignored")
+    text = Config(table="T1", profile="house6",
+                  device={"kind": "serial", "path": "/dev/null", "protocol": "framed"}
+                  ).open_mode_reason()
+    assert "burn_press required" in text

@@ -17,9 +17,11 @@ ARTICLE: Final[dict[AlarmKind, str]] = {
     "unreadable_card": "10",
     "result_mismatch": "11, 10",
     "burn_incomplete": "2.1, 8",
+    "burn_skipped": "8, 10",
     "shoe_closed": "3.1",
     "demo_limit": "2.2",
     "shoe_refused": "2.1",
+    "signal_refused": "7, 10",
     "link_down": "device",
     "device_fault": "device",
     "bad_data": "device",
@@ -181,6 +183,21 @@ def demo_limit(played: int, allowed: int) -> str:
 def shoe_refused(reason: str) -> str:
     """A new shoe (the ``shoe`` command, or the device's shoe inserted) that cannot start."""
     return f"a new shoe was refused: {reason}"
+
+
+def burn_skipped(round_no: int, burns: int) -> str:
+    """A round dealt without the dealer's burn press (``burn_press`` required)."""
+    what = "its burn card" if burns == 1 else f"its {burns} burn cards"
+    return (
+        f"round {round_no} was dealt without the dealer's burn button: {what} taken as "
+        "skipped and the cards as its hands'; check the table, then declare the winner "
+        "the cards show, or void"
+    )
+
+
+def signal_refused(signal: str, reason: str) -> str:
+    """A press of the dealer's, or the shoe's cut card, that the engine could not take."""
+    return f"{signal} was refused: {reason}"
 
 
 def named(items: list[str]) -> str:

@@ -33,6 +33,7 @@ from baccarat.cards import RANKS, Card
 from baccarat.controller.engine import alarms
 from baccarat.controller.engine.inputs import (
     AcceptAsBurn,
+    AnnounceBurn,
     Burn,
     CutCardSeen,
     Declare,
@@ -78,8 +79,10 @@ RECALL_ROUNDS = 10
 class Outcome(NamedTuple):
     """What one input produced: messages to publish, or a refusal.
 
-    A refusal changes nothing, except that a refusal the pit must hear of (a new shoe the
-    device started) comes with the alarm that says so.
+    A refusal changes nothing, except that a refusal the pit must hear of comes with the
+    alarm that says so: a new shoe the device started (``shoe_refused``), and any other
+    signal of the table's own that nobody waits a reply for, a dealer's button or the cut
+    card (``signal_refused``): evidence is never dropped in silence.
     """
 
     messages: list[Message]
@@ -95,6 +98,20 @@ class RefusedError(BaccaratError):
     def __init__(self, text: str, *, alarm: tuple[AlarmKind, str] | None = None) -> None:
         super().__init__(text)
         self.alarm = alarm
+
+
+def _signal_alarm(inp: Input, reason: str) -> tuple[AlarmKind, str] | None:
+    """The notice for a refused signal of the table's own (no reply goes to anyone).
+
+    A dealer's button (origin ``button``) or the shoe's cut card; a person's command
+    (origin ``pit...``) is answered on its reply topic instead.
+    """
+    if inp.origin == "button":
+        press = "void" if isinstance(inp, VoidRound) else inp.to_text()  # not its reason
+        return "signal_refused", alarms.signal_refused(f"the dealer's '{press}'", reason)
+    if isinstance(inp, CutCardSeen) and inp.origin is None:
+        return "signal_refused", alarms.signal_refused("the shoe's cut card", reason)
+    return None
 
 
 class Engine:
@@ -158,8 +175,9 @@ class Engine:
         except RefusedError as exc:
             if self._out:  # a handler must refuse before it emits; guard the invariant
                 raise RuntimeError("handler refused after emitting") from exc
-            if exc.alarm is not None:
-                self._raise(*exc.alarm, [])
+            alarm = exc.alarm or _signal_alarm(inp, str(exc))
+            if alarm is not None:
+                self._raise(*alarm, [])
                 self._emit_changed_state()
             return Outcome(self._out, str(exc))
         self._emit_changed_state()
@@ -220,6 +238,8 @@ class Engine:
                 self._on_burn(inp)
             case Exposed():
                 self._on_exposed()
+            case AnnounceBurn():
+                self._on_announce_burn()
             case Declare():
                 self._on_declare(inp)
             case Demo():
@@ -496,6 +516,14 @@ class Engine:
 
     def _round_card(self, shoe: Shoe, rnd: Round, card: Card | None) -> None:
         rnd.dealt_since_open += 1
+        if rnd.burn_due and not self._burn_announced(shoe, rnd):
+            rnd.burn_due = 0  # the dealer's buttons say he dealt without burning
+            self._raise(
+                "burn_skipped",
+                alarms.burn_skipped(rnd.number, self.profile.burn_per_round),
+                ["declare", "void"],
+                owner=rnd,
+            )
         if rnd.burn_due:  # a plain burn card: its face does not matter
             rnd.burn_due -= 1
             self._burn_card(shoe, card, rnd)
@@ -513,6 +541,33 @@ class Engine:
             )
         else:
             self._deal(shoe, rnd, card)
+
+    def _burn_announced(self, shoe: Shoe, rnd: Round) -> bool:
+        """Whether the round's burn card may be taken as one (``burn_press``).
+
+        Only where the press is required, and only for the round's first burn card: the
+        press announces the round's burn whole, and is used up by it.
+        """
+        if self.profile.burn_press != "required" or rnd.burn_due < self.profile.burn_per_round:
+            return True
+        pressed, shoe.burn_pressed = shoe.burn_pressed, False
+        return pressed
+
+    def _on_announce_burn(self) -> None:
+        """The dealer's burn button: the round's burn card comes next (``burn_press``)."""
+        if self.profile.burn_press != "required":
+            return  # the button changes nothing on this table
+        shoe = self._require_shoe()
+        if shoe.phase == "burning" or shoe.burn_due:
+            return  # the shoe's own burn: checked by 'open' (burn_incomplete), not by presses
+        if not self.profile.burn_per_round:
+            raise RefusedError(f"profile {self.profile.name} burns no card at a round's start")
+        rnd = self._open_round()
+        if rnd is not None and rnd.burn_due < self.profile.burn_per_round:
+            raise RefusedError(f"round {rnd.number} has taken its first cards already")
+        if shoe.burn_pressed:
+            raise RefusedError("the round's burn was announced already")
+        shoe.burn_pressed = True
 
     def _burn_card(
         self, shoe: Shoe, card: Card | None, rnd: Round | None, *, face_up: bool = False
@@ -924,7 +979,7 @@ class Engine:
         if inp.winner == rnd.winner:
             settled = mismatches
             if inp.origin != "button":
-                settled += [a for a in rnd.alarms if a.kind == "missing_card"]
+                settled += [a for a in rnd.alarms if a.kind in ("missing_card", "burn_skipped")]
             for alarm in settled:
                 self._clear(alarm, "declare", rnd)
             self._maybe_publish(shoe, rnd)

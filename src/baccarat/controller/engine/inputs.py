@@ -83,6 +83,19 @@ class OpenRound(Input):
 
 
 @dataclass(frozen=True, slots=True)
+class AnnounceBurn(Input):
+    """The dealer's burn button: the round's burn card comes next.
+
+    Evidence where the profile's ``burn_press`` is ``required``: a round's burn card is
+    taken as one only after it (see :class:`~baccarat.rules.profiles.Profile`).
+    """
+
+    def to_text(self) -> str:
+        """The replay notation of this input."""
+        return "announce_burn"
+
+
+@dataclass(frozen=True, slots=True)
 class Reveal(Input):
     """The dealer shows the round: it is finished (and, on squeeze tables, may be shown)."""
 
@@ -252,7 +265,10 @@ def origin_parts(origin: str | None) -> tuple[str | None, str | None]:
     return source, operator or None
 
 
-_PLAIN: dict[str, type[CutCardSeen | OpenRound | Reveal | Exposed | EndShoe]] = {
+_PLAIN: dict[
+    str, type[CutCardSeen | OpenRound | Reveal | Exposed | EndShoe | AnnounceBurn]
+] = {
+    "announce_burn": AnnounceBurn,
     "cut": CutCardSeen,
     "open": OpenRound,
     "reveal": Reveal,

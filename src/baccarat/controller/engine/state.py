@@ -208,6 +208,8 @@ class Shoe:
     taken: list[Card] = field(default_factory=list)
     """Cards of the current round, for a continuous shuffler that takes them back."""
     ended: bool = False
+    burn_pressed: bool = False
+    """The dealer's burn button was pressed and no round burn card has come since."""
 
     @property
     def total(self) -> int:

@@ -10,11 +10,9 @@ retained ``status`` said ``online`` for a table that was gone.
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
-from typing import Any
 
-from support.daemon import Daemon, Recorder
+from support.daemon import Daemon, Recorder, retained_body
 from support.mosquitto import Mosquitto
 
 WITHIN = 15.0
@@ -43,21 +41,6 @@ def states(board: Recorder) -> list[str]:
     return [body["state"] for body in board.bodies("status")]
 
 
-async def retained_status(broker: Mosquitto) -> dict[str, Any] | None:
-    """What a subscriber that connects now reads on ``status`` (None: nothing retained)."""
-    async with broker.client() as client:
-        await client.subscribe("baccarat/T1/status", qos=1)
-        try:
-            async with asyncio.timeout(2.0):
-                async for message in client.messages:
-                    assert isinstance(message.payload, bytes)
-                    body: dict[str, Any] = json.loads(message.payload)
-                    return body
-        except TimeoutError:
-            return None
-    return None
-
-
 async def test_a_crash_by_exception_leaves_status_offline(
     tmp_path: Path, mosquitto: Mosquitto
 ) -> None:
@@ -79,4 +62,4 @@ async def test_a_crash_by_exception_leaves_status_offline(
         daemon.close()
     assert exit_status == 1, log
     assert "injected by the test" in log  # the crash, with its traceback
-    assert (await retained_status(mosquitto) or {}).get("state") == "offline"
+    assert (await retained_body(mosquitto) or {}).get("state") == "offline"

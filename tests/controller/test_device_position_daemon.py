@@ -12,8 +12,6 @@ import asyncio
 from pathlib import Path
 
 from baccarat.cards import Card, parse_card
-from baccarat.controller.engine.inputs import DrawCard
-from baccarat.controller.journal.reader import read_journal_file
 from baccarat.controller.positions import DEVICE_FILE
 from baccarat.drivers.events import CardDrawn, ShoeInserted
 from baccarat.drivers.framed_device import HEARTBEAT_INTERVAL
@@ -29,16 +27,6 @@ CARDS: list[Card] = [parse_card(code) for code in ("9S", "2H", "KD", "5C", "7D")
 def published(board: Recorder) -> list[str]:
     """The cards published, in ``seq`` order, each once."""
     return [b["card"] for _, b in sorted(board.by_seq().items()) if b.get("type") == "card"]
-
-
-def journaled(daemon: Daemon) -> list[str]:
-    """The cards the journal holds, in order."""
-    return [
-        str(inp.card)
-        for path in daemon.journal_files()
-        for _, inp in read_journal_file(path).records
-        if isinstance(inp, DrawCard) and inp.card is not None
-    ]
 
 
 async def test_a_position_naming_the_cards_dealt_while_down_loses_none(
@@ -79,4 +67,4 @@ async def test_a_position_naming_the_cards_dealt_while_down_loses_none(
         finally:
             daemon.close()
     assert published(board) == [str(card) for card in CARDS]
-    assert journaled(daemon) == [str(card) for card in CARDS]
+    assert daemon.journaled_cards() == [str(card) for card in CARDS]

@@ -12,7 +12,6 @@ tests/drivers/test_disk_fault.py.)
 from __future__ import annotations
 
 import asyncio
-import json
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -20,14 +19,12 @@ from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
-from baccarat.controller.engine.inputs import DrawCard
 from baccarat.controller.faults import FAULT_EXIT
-from baccarat.controller.journal.reader import read_journal_file
 from baccarat.controller.journal.writer import LOCK_NAME
 from baccarat.controller.table import FAULT_REPORT_TIMEOUT
 from baccarat.drivers.events import CardDrawn, ShoeInserted
 from baccarat.sim_hardware.virtual_shoe import VirtualShoe
-from support.daemon import Daemon, Recorder, replay_journal
+from support.daemon import Daemon, Recorder, replay_journal, retained_body
 from support.disk import (
     CARDS,
     WITHIN,
@@ -110,21 +107,6 @@ def fault_of(board: Recorder, *words: str) -> dict[str, Any]:
     return fault
 
 
-async def retained_status(broker: Mosquitto, topic: str = "status") -> dict[str, Any] | None:
-    """What a subscriber that connects now reads on ``topic`` (None: nothing retained)."""
-    async with broker.client() as client:
-        await client.subscribe(f"baccarat/T1/{topic}", qos=1)
-        try:
-            async with asyncio.timeout(2.0):
-                async for message in client.messages:
-                    assert isinstance(message.payload, bytes)
-                    body: dict[str, Any] = json.loads(message.payload)
-                    return body
-        except TimeoutError:
-            return None
-    return None
-
-
 async def test_a_full_disk_that_the_cursor_hits_first(tmp_path: Path, mosquitto: Mosquitto) -> None:
     sizes = await journal_sizes(tmp_path / "probe", mosquitto, str(tmp_path / "probe-shoe"))
     record = sizes[2] - sizes[1]
@@ -147,7 +129,7 @@ async def test_a_full_disk_that_the_cursor_hits_first(tmp_path: Path, mosquitto:
             line = one_fault_line(log, "published", "No space left on device")
             fault = fault_of(board, "published", "No space left on device")
             assert cards(board) == ["9S", "2H", "KD"]
-            assert await retained_status(mosquitto) == {
+            assert await retained_body(mosquitto) == {
                 **board.bodies("status")[0], "state": "offline", "fault": fault["text"],
             }
 
@@ -183,8 +165,8 @@ async def test_a_read_only_journal_at_start(tmp_path: Path, mosquitto: Mosquitto
             fault = fault_of(board, str(disk), "Read-only file system")
             assert {s["state"] for s in board.bodies("status")} == {"offline"}  # never online
             assert (fault["shoe"], fault["round"]) == (None, None)  # no journal, no state
-            assert (await retained_status(mosquitto) or {}).get("fault") == fault["text"]
-            kept = await retained_status(mosquitto, "fault")  # a late screen sees it too
+            assert (await retained_body(mosquitto) or {}).get("fault") == fault["text"]
+            kept = await retained_body(mosquitto, "fault")  # a late screen sees it too
             assert kept is not None
             assert (kept["type"], kept["text"]) == ("fault", fault["text"])
 
@@ -192,7 +174,7 @@ async def test_a_read_only_journal_at_start(tmp_path: Path, mosquitto: Mosquitto
             await asyncio.to_thread(daemon.start)
             shoe.send(CardDrawn(CARDS[2]))
             await board.wait_for(cards_published(1), WITHIN)
-            assert await retained_status(mosquitto, "fault") is None  # over: cleared
+            assert await retained_body(mosquitto, "fault") is None  # over: cleared
             assert await asyncio.to_thread(daemon.stop) == 0
             replayed = await asyncio.to_thread(replay_journal, daemon)
     finally:
@@ -297,7 +279,7 @@ async def test_a_journal_locked_by_another_process(tmp_path: Path, mosquitto: Mo
             fault_of(board, "in use by another process")
             # The status belongs to whoever holds the journal: left alone (none here).
             assert board.bodies("status") == []
-            assert await retained_status(mosquitto) is None
+            assert await retained_body(mosquitto) is None
 
         await asyncio.to_thread(daemon.start)
         await deal(shoe, board, 1)
@@ -341,7 +323,7 @@ async def test_a_second_daemon_on_the_same_journal_leaves_the_first_serving(
             second.close()
         one_fault_line(log, "in use by another process")
         await asyncio.sleep(2.0)  # the first reconnects if the second took its session
-        assert (await retained_status(mosquitto) or {}).get("state") == "online"
+        assert (await retained_body(mosquitto) or {}).get("state") == "online"
         await deal(shoe, board, 1)
         assert await asyncio.to_thread(daemon.stop) == 0
     assert cards(board) == ["9S"]
@@ -382,22 +364,12 @@ async def test_a_line_shoe_is_not_read_while_the_disk_is_full(
                     filler.unlink()
                     await asyncio.to_thread(daemon.start)
                     async with asyncio.timeout(WITHIN):
-                        while len(journal_cards(daemon)) < len(CARDS):  # noqa: ASYNC110
+                        while len(daemon.journaled_cards()) < len(CARDS):  # noqa: ASYNC110
                             await asyncio.sleep(0.1)
                     assert await asyncio.to_thread(daemon.stop) == 0
             finally:
                 daemon.close()
-            taken = journal_cards(daemon)
+            taken = daemon.journaled_cards()
     finally:
         unmount(disk)
     assert taken == [str(card) for card in CARDS]
-
-
-def journal_cards(daemon: Daemon) -> list[str]:
-    """The cards the daemon's journal holds, in order (all files)."""
-    return [
-        str(inp.card)
-        for path in daemon.journal_files()
-        for _, inp in read_journal_file(path).records
-        if isinstance(inp, DrawCard) and inp.card is not None
-    ]

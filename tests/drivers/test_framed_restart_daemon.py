@@ -20,8 +20,6 @@ from pathlib import Path
 import pytest
 
 from baccarat.cards import ALL_CARDS, Card
-from baccarat.controller.engine.inputs import DrawCard
-from baccarat.controller.journal.reader import read_journal_file
 from baccarat.drivers.events import CardDrawn, ShoeInserted
 from baccarat.drivers.framed_device import HEARTBEAT_INTERVAL
 from baccarat.drivers.framed_wire import CARD, FrameSplitter
@@ -55,16 +53,6 @@ def published_cards(board: Recorder) -> list[str]:
 
 def cards_published(count: int) -> Callable[[Recorder], bool]:
     return lambda board: len(published_cards(board)) >= count
-
-
-def journal_cards(daemon: Daemon) -> list[str]:
-    """The cards the daemon's journal holds, in order (all files)."""
-    cards = []
-    for path in daemon.journal_files():
-        for _, inp in read_journal_file(path).records:
-            if isinstance(inp, DrawCard) and inp.card is not None:
-                cards.append(str(inp.card))
-    return cards
 
 
 def gap_alarms(board: Recorder) -> list[dict[str, object]]:
@@ -138,7 +126,7 @@ async def test_a_restart_after_an_idle_gap_takes_every_card_once(
     print(f"{how}: ready {ready - spawned:.2f} s after start, card {flowing_after:.2f} s later")
     assert flowing_after < FLOW_AGAIN, f"cards flowed again {flowing_after:.2f} s after ready"
     assert published_cards(board) == [str(card) for card in CARDS]
-    assert journal_cards(daemon) == [str(card) for card in CARDS]
+    assert daemon.journaled_cards() == [str(card) for card in CARDS]
     assert gap_alarms(board) == []
 
 
@@ -191,9 +179,9 @@ async def test_a_controller_started_mid_shoe_takes_the_first_unacknowledged_card
             second.close()
     assert shoe.counters["frames_cut"] > 0
     if journal == "fresh":
-        assert journal_cards(second) == [str(card) for card in CARDS[3:7]]
+        assert second.journaled_cards() == [str(card) for card in CARDS[3:7]]
     else:
-        assert journal_cards(second) == [str(card) for card in CARDS[:7]]
+        assert second.journaled_cards() == [str(card) for card in CARDS[:7]]
         assert published_cards(board) == [str(card) for card in CARDS[:7]]
     assert gap_alarms(board) == []
 
@@ -224,7 +212,7 @@ async def test_a_gap_the_host_cannot_fill_is_an_alarm_within_seconds(
     assert "(2) not received" in str(alarm["text"])
     expected = [str(card) for card in CARDS[:2] + CARDS[4:6]]
     assert published_cards(board) == expected
-    assert journal_cards(daemon) == expected
+    assert daemon.journaled_cards() == expected
 
 
 def deaf_alarms(board: Recorder) -> list[dict[str, object]]:
@@ -258,7 +246,7 @@ async def test_a_shoe_that_does_not_hear_the_controller_is_an_alarm_until_it_doe
     assert "does not hear" in str(alarm["text"])
     assert noticed < 25, f"noticed {noticed:.1f} s after the line broke"
     assert published_cards(board) == [str(c) for c in CARDS]
-    assert journal_cards(daemon) == [str(c) for c in CARDS]
+    assert daemon.journaled_cards() == [str(c) for c in CARDS]
 
 
 @pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL"])
@@ -307,4 +295,4 @@ async def test_a_restart_after_the_frame_number_came_round_takes_the_cards_dealt
             await shoe.drain()
         assert await asyncio.to_thread(daemon.stop) == 0
     assert published_cards(board) == [str(card) for card in CARDS]
-    assert journal_cards(daemon) == [str(card) for card in CARDS]
+    assert daemon.journaled_cards() == [str(card) for card in CARDS]

@@ -157,6 +157,18 @@ class Daemon:
         """The journal's shoe files, oldest first."""
         return sorted(self.journal.glob("shoe-*.journal"))
 
+    def journaled_cards(self) -> list[str]:
+        """The cards the journal holds, in order (all files)."""
+        from baccarat.controller.engine.inputs import DrawCard
+        from baccarat.controller.journal.reader import read_journal_file
+
+        return [
+            str(inp.card)
+            for path in self.journal_files()
+            for _, inp in read_journal_file(path).records
+            if isinstance(inp, DrawCard) and inp.card is not None
+        ]
+
 
 class Recorder:
     """A board's subscription to one table: every message, kept in arrival order.
@@ -263,6 +275,23 @@ class Recorder:
         """The phase in the newest shoe message."""
         shoes = self.bodies("shoe")
         return shoes[-1]["phase"] if shoes else None
+
+
+async def retained_body(
+    broker: Mosquitto, topic: str = "status", table: str = "T1"
+) -> dict[str, Any] | None:
+    """What a subscriber that connects now reads on ``topic`` (None: nothing retained)."""
+    async with broker.client() as client:
+        await client.subscribe(f"baccarat/{table}/{topic}", qos=1)
+        try:
+            async with asyncio.timeout(2.0):
+                async for message in client.messages:
+                    assert isinstance(message.payload, bytes)
+                    body: dict[str, Any] = json.loads(message.payload)
+                    return body
+        except TimeoutError:
+            return None
+    return None
 
 
 def replay_journal(daemon: Daemon, profile_toml: Path | None = None) -> list[dict[str, Any]]:

@@ -46,13 +46,14 @@ import logging
 import math
 import re
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Final
 from urllib.parse import parse_qsl, urlsplit
 
 from baccarat.boards.web_server import Request, Response
 from baccarat.floor.history import RoundHistory, parse_time, rounds, to_csv
-from baccarat.floor.store import QuarantineTopic, StoreError, open_store
+from baccarat.floor.store import QuarantineTopic, Store, StoreError, open_store
 from baccarat.pit.access import (
     AclError,
     BrokerLogin,
@@ -366,15 +367,8 @@ class History:
         """What the quarantine holds on the topics ``operator`` may read (blocking)."""
         assert self.db is not None
         assert self.access is not None
-        store = open_store(self.db, create=False)
-        try:
+        with _reading(self.db) as store:
             topics = store.quarantine_topics(MAX_QUARANTINE_TOPICS)
-        except StoreError:
-            raise
-        except Exception as exc:  # the driver's errors (sqlite3, psycopg): said
-            raise StoreError(f"cannot read: {exc}") from None
-        finally:
-            store.close()
         rules = self.access.acl.rules()
         readable = [t for t in topics if rules.may_read(operator, t.topic)]
         newest: QuarantineTopic | None = readable[0] if readable else None
@@ -390,19 +384,12 @@ class History:
     def read(self, query: HistoryQuery) -> tuple[Response, int]:
         """Read the database and build the answer, with its rounds (blocking: a worker thread)."""
         assert self.db is not None
-        store = open_store(self.db, create=False)
-        try:
+        with _reading(self.db) as store:
             shoes = store.shoes(query.table, MAX_SHOES)
             found: list[RoundHistory] = []
             if query.limit > 0:
                 messages = store.messages(query.table, query.shoe, query.since, query.until)
                 found = list(rounds(_at_most(messages, MAX_MESSAGES)))
-        except StoreError:
-            raise
-        except Exception as exc:  # the driver's errors (sqlite3, psycopg): said
-            raise StoreError(f"cannot read: {exc}") from None
-        finally:
-            store.close()
         if len(found) > query.limit:
             raise BadQueryError(
                 f"{len(found)} rounds, more than the limit of {query.limit}:"
@@ -495,3 +482,20 @@ def _field(value: object) -> str:
         return "-"
     text = str(value)
     return text if PLAIN.fullmatch(text) else json.dumps(text)
+
+
+@contextmanager
+def _reading(db: str) -> Iterator[Store]:
+    """The store at ``db``, opened for reading and closed after.
+
+    A driver's error (sqlite3, psycopg) becomes a :class:`StoreError` saying what it was.
+    """
+    store = open_store(db, create=False)
+    try:
+        yield store
+    except StoreError:
+        raise
+    except Exception as exc:  # the driver's errors: said
+        raise StoreError(f"cannot read: {exc}") from None
+    finally:
+        store.close()

@@ -29,7 +29,8 @@ from baccarat.sim_hardware.dealer import Dealer, Step
 from baccarat.sim_hardware.virtual_shoe import VirtualShoe
 from support.daemon import Daemon, Recorder, replay_journal
 from support.mosquitto import Mosquitto
-from support.table_truth import Body, check, correction
+from support.slow_pit import SlowPit
+from support.table_truth import check
 
 PACE = 0.04
 """Seconds between the dealer's events: time for an alarm's frame to reach the shoe."""
@@ -52,42 +53,6 @@ def _profile(name: str, shoe_path: str) -> Any:
         device={"kind": "serial", "path": shoe_path, "protocol": "framed"},
     )
     return config.rule_profile()
-
-
-class SlowPit:
-    """Settles each open alarm PIT_DELAY seconds after it shows, as pit/ana."""
-
-    def __init__(self, board: Recorder, client: Any) -> None:
-        self.board, self.client = board, client
-        self.seen: set[int] = set()
-        self.commands = 0
-
-    async def run(self) -> None:
-        tasks: set[asyncio.Task[None]] = set()
-        while True:
-            await asyncio.sleep(0.05)
-            for alarm in self._open():
-                if alarm["correctable"] and alarm["id"] not in self.seen:
-                    self.seen.add(alarm["id"])
-                    task = asyncio.create_task(self._settle(alarm["id"]))
-                    tasks.add(task)
-                    task.add_done_callback(tasks.discard)
-
-    def _open(self) -> list[Body]:
-        lists = self.board.bodies("alarms")
-        return lists[-1]["alarms"] if lists else []
-
-    async def _settle(self, alarm_id: int) -> None:
-        for _ in range(10):  # look again while it is open (refused, or not yet complete)
-            await asyncio.sleep(PIT_DELAY)
-            alarm = next((a for a in self._open() if a["id"] == alarm_id), None)
-            if alarm is None:
-                return
-            rounds = {b["round"]: b for b in self.board.bodies("round")}
-            commands = correction(alarm, rounds)  # none yet: look again
-            for name, body in commands:
-                self.commands += 1
-                await self.client.publish(f"baccarat/T1/cmd/{name}/pit-ana", body, qos=1)
 
 
 async def deal(shoe: VirtualShoe, dealer: Dealer, played: list[Step]) -> None:
@@ -118,7 +83,7 @@ async def test_every_published_result_is_a_round_the_dealer_dealt(
         try:
             async with Recorder(mosquitto) as board, mosquitto.client() as client:
                 await asyncio.to_thread(daemon.start)
-                pit = SlowPit(board, client)
+                pit = SlowPit(board, client, PIT_DELAY)
                 pit_task = asyncio.create_task(pit.run())
                 try:
                     async with asyncio.timeout(200):

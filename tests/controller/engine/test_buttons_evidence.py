@@ -367,3 +367,13 @@ def test_a_framed_shoe_requires_the_burn_button_a_line_shoe_cannot_send_it() -> 
                   device={"kind": "serial", "path": "/dev/null", "protocol": "framed"}
                   ).open_mode_reason()
     assert "burn_press required" in text
+
+
+def test_a_burn_press_before_open_announces_nothing_for_the_round_it_opens() -> None:
+    """Found by the property test: a press between rounds let a later skipped burn shift."""
+    table = pressed_burns()
+    table.do("by=button open", "by=button announce_burn", "AS", *STAND)  # round 1
+    assert "no round is open" in table.refused("by=button announce_burn", alarm="signal_refused")
+    out = table.do("by=button open", *NEXT)  # round 2 dealt without its burn
+    assert [a.kind for a in of(out, "alarm")] == ["burn_skipped"]
+    assert of(out, "card")[0].position == "P1"

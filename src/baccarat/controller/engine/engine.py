@@ -563,6 +563,8 @@ class Engine:
         if not self.profile.burn_per_round:
             raise RefusedError(f"profile {self.profile.name} burns no card at a round's start")
         rnd = self._open_round()
+        if rnd is None and self.profile.open_mode == "explicit":
+            raise RefusedError("no round is open: the round's burn is announced after 'open'")
         if rnd is not None and rnd.burn_due < self.profile.burn_per_round:
             raise RefusedError(f"round {rnd.number} has taken its first cards already")
         if shoe.burn_pressed:
@@ -900,6 +902,7 @@ class Engine:
         before_open = [] if inp.origin == "button" else [
             a for a in shoe.alarms if a.kind == "card_before_open"
         ]
+        shoe.burn_pressed = False  # a press before this 'open' announced no burn of its round
         new = self._start_round(shoe)
         for alarm in before_open:
             self._clear(alarm, "open", None)
@@ -924,6 +927,7 @@ class Engine:
         for alarm in [a for a in rnd.alarms if a.kind == "missing_card"]:
             self._clear(alarm, "open", rnd)  # the round starts again: nothing is due of it
         rnd.restart(self.profile.burn_per_round)
+        shoe.burn_pressed = False  # the round's burn is announced again after this 'open'
         self._round_changed = rnd
         text = alarms.open_in_round(
             rnd.number, [c.code for c in held if c is not None], burns, declared

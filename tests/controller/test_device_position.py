@@ -19,8 +19,6 @@ from baccarat.controller.config import Config, JournalConfig
 from baccarat.controller.positions import DEVICE_FILE
 from baccarat.controller.table import Table
 from baccarat.drivers import events as ev
-from baccarat.drivers.framed import FramedEncoder
-from baccarat.drivers.serial_source import SerialSource
 
 
 def config(tmp_path: Path) -> Config:
@@ -112,26 +110,3 @@ def test_a_file_for_a_journal_without_frames_is_not_believed(tmp_path: Path) -> 
     (tmp_path / "journal").mkdir()
     (tmp_path / "journal" / DEVICE_FILE).write_text("13 -\n")
     assert restarted(tmp_path) is None
-
-
-def test_the_journal_keeps_the_devices_session_and_the_restart_resumes_in_it(
-    tmp_path: Path,
-) -> None:
-    """A HELLO the device sends again after a restart is then no reset (PROTOCOL.md 6.4)."""
-    table = Table(config(tmp_path))
-    table.recover()
-    source = SerialSource(str(tmp_path / "no-port"), "framed")  # never opened: its decoder
-    source.decoder.feed(FramedEncoder().hello(41))  # the device's HELLO: session 41
-    table.device = source
-    table.on_device_event(ev.CardDrawn(parse_card("AS"), seq=1))
-    table.journal.close()
-    again = Table(config(tmp_path))
-    again.recover()
-    again.journal.close()
-    assert (again.last_device_seq, again.last_device_session) == (1, 41)
-    resumed = SerialSource(str(tmp_path / "no-port"), "framed")
-    resumed.resume_after(1, again.last_device_session)
-    assert resumed.session == 41
-    # the HELLO of session 41 again, first of the frames in flight: held, not a reset
-    assert resumed.decoder.feed(FramedEncoder().hello(41)) == []
-    assert not resumed.decoder.placed

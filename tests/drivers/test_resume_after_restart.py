@@ -47,7 +47,6 @@ class Table:
         self.answers = answers  # False: a device of protocol version 1 (ignores QUERY)
         self.now = 0.0
         self.recorded: list[DeviceEvent] = []
-        self.recorded_session: int | None = None  # the device's session, as the journal has it
         self.taken: list[int] = []  # every frame the host took, heartbeats too
         self.gaps: list[SequenceGap] = []
         self.host_bytes_out: list[bytes] = []
@@ -58,23 +57,19 @@ class Table:
     def clock(self) -> float:
         return self.now
 
-    def restart_host(
-        self, *, fresh: bool = False, after: str = "recorded", session: bool = True
-    ) -> None:
+    def restart_host(self, *, fresh: bool = False, after: str = "recorded") -> None:
         """The host stops and starts again, resuming after the last frame it recorded.
 
         ``after="handled"``: after the last frame it took, heartbeats included, as the
         daemon does with its ``device-position`` file (minutes of heartbeats bring the
-        8-bit frame number round to the one recorded last). With the device's session the
-        frame was recorded in, as the daemon's journal keeps it (``session=False``: as it
-        did not).
+        8-bit frame number round to the one recorded last).
         """
         self.host = FramedDecoder(clock=self.clock)
         last = [e.seq for e in self.recorded if e.seq is not None]
         if after == "handled" and self.taken:
             last = self.taken
         if last and not fresh:
-            self.host.resume_after(last[-1], self.recorded_session if session else None)
+            self.host.resume_after(last[-1])
 
     def run(self, seconds: float) -> None:
         """Let ``seconds`` pass, a tick at a time."""
@@ -99,7 +94,6 @@ class Table:
                 self.taken.append(event.seq)
             if event.seq is not None and not isinstance(event, Heartbeat):
                 self.recorded.append(event)  # as the daemon journals: heartbeats are not
-                self.recorded_session = self.host.session
             out += self.host.acknowledgement(event)
         out += self.host.pending_output()
         self.host_bytes_out.append(out)
@@ -181,45 +175,6 @@ def test_restart_with_the_last_record_unacknowledged_drops_the_duplicates() -> N
     assert table.cards() == CARDS[:5]
     assert table.host.counters["duplicates"] == 0  # held, then placed past them
     assert 5 in acked(table.host_bytes_out[-3:])  # the last recorded, so the device forgets it
-
-
-def test_a_restart_before_the_hello_was_acknowledged_takes_no_card_twice() -> None:
-    """The host recorded cards and stopped before any ACK got out, the HELLO's too.
-
-    The device sends its HELLO again, first of the frames in flight. Taken as a new
-    session (a device reset), it placed the host at the HELLO, and the cards after it,
-    already recorded, were taken again with no alarm (seen once in the USB tests under
-    load). The journal keeps the device's session: the HELLO of it is an ordinary frame.
-    """
-    for session, twice in ((False, True), (True, False)):
-        table = Table(shoe(session=41))
-        table.acks_lost = True  # no ACK reaches the device: its HELLO stays in flight
-        deal(table, CARDS[:3])
-        table.run(0.2)
-        assert table.cards() == CARDS[:3]
-        assert table.recorded_session == 41
-        table.acks_lost = False
-        table.restart_host(session=session)
-        table.run(1.0)  # the device sends its frames in flight again, the HELLO first
-        deal(table, CARDS[3:5])
-        table.run(2.0)
-        if twice:  # what the host did without the session
-            assert table.cards() == CARDS[:3] + CARDS[:5]
-        else:
-            assert table.cards() == CARDS[:5]
-            assert table.gaps == []
-
-
-def test_a_device_reset_while_the_host_was_down_is_a_new_session_not_duplicates() -> None:
-    """The recorded frame number, in an older session, names none of the new one's frames."""
-    table = Table(shoe(session=41))
-    deal(table, CARDS[:3])
-    table.run(1.0)
-    table.device = shoe(session=42)  # power cycled: HELLO again, numbered from 0 again
-    deal(table, CARDS[3:8])
-    table.restart_host()  # told frame 3 of session 41
-    table.run(3.0)
-    assert table.cards() == CARDS[:8]  # frames 1..3 of session 42 are new cards
 
 
 def test_a_restart_after_the_frame_number_came_round_resumes_after_the_last_handled() -> None:

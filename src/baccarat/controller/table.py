@@ -110,8 +110,6 @@ class Table:
         self.device_tried = asyncio.Event()
         self.last_device_seq: int | None = None
         """Where the device resumes after a restart: the frame handled last, if known."""
-        self.last_device_session: int | None = None
-        """The device's session the journal's newest frame was recorded in, if known."""
         self._recorded_device_seq: int | None = None  # the newest frame the journal holds
         self._handled_device_seq: int | None = None  # the newest frame handled, heartbeats too
         self.fatal = asyncio.Event()
@@ -140,8 +138,8 @@ class Table:
         make_serializers()  # now, not at the first card
         report = self.journal.open()
         self.journal.prove_writable()  # before the device is opened: no event read in vain
-        self._recorded_device_seq, self.last_device_session = report.last_device_frame
-        self.last_device_seq = self.positions.resume_point(self._recorded_device_seq)
+        self._recorded_device_seq = report.last_device_seq
+        self.last_device_seq = self.positions.resume_point(report.last_device_seq)
         self.clock = TableClock(newest_time(report.inputs))
         cursor = self.positions.read_cursor()
         older = older_messages(self.journal.folder, report.header, self.profile, cursor)
@@ -304,8 +302,7 @@ class Table:
         arrived = self.now()
         inp = device_input(event, arrived)
         if inp is not None and event.seq is not None:
-            session = self.device.session if self.device is not None else None
-            inp = dataclasses.replace(inp, device_seq=event.seq, device_session=session)
+            inp = dataclasses.replace(inp, device_seq=event.seq)
         if isinstance(event, ev.Rejected):
             self._rejected(event)
         elif inp is not None:
@@ -423,7 +420,7 @@ class Table:
         if device is None:
             self.device_tried.set()
         elif self.last_device_seq is not None:
-            device.resume_after(self.last_device_seq, self.last_device_session)
+            device.resume_after(self.last_device_seq)
         async with asyncio.TaskGroup() as group:
             # the publisher and the cursor go on until what is left is published; the
             # others stop first (the device's reader once it has journaled what it read)

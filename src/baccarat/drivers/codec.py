@@ -61,18 +61,12 @@ class Decoder(Protocol):
         """
         ...
 
-    def resume_after(self, seq: int, session: int | None = None) -> None:
+    def resume_after(self, seq: int) -> None:
         """Frames up to device sequence number ``seq`` were recorded before a host restart.
 
         A protocol with sequence numbers acknowledges and drops the device's
-        retransmissions of them; one without does nothing. ``session``: the device's
-        session they were recorded in, if known (a HELLO of it again is no reset).
+        retransmissions of them; one without does nothing.
         """
-        ...
-
-    @property
-    def session(self) -> int | None:
-        """The device's session now (``framed``: its HELLO's or POSITION's), if known."""
         ...
 
     def resync(self) -> list[DeviceEvent]:

@@ -252,8 +252,6 @@ class _Placing:
     reason: str
     recorded: int | None = None
     expected: int | None = None
-    session: int | None = None
-    """On ``"restart"``: the device's session ``recorded`` belongs to, if known."""
     first_query: int | None = None
     first_query_at: float = 0.0
     queries: int = 0
@@ -384,12 +382,7 @@ class FramedDecoder:
         self._query_due = False
         return out
 
-    @property
-    def session(self) -> int | None:
-        """The device's session as its last HELLO or POSITION said, if any came."""
-        return self._session
-
-    def resume_after(self, seq: int, session: int | None = None) -> None:
+    def resume_after(self, seq: int) -> None:
         """The host restarted: frame ``seq`` and those before it are already recorded.
 
         The decoder asks the device where it stands (PROTOCOL.md, 6.6): if it still has
@@ -397,17 +390,8 @@ class FramedDecoder:
         as duplicates; otherwise the device resumes at its oldest unacknowledged frame (the
         frames between were acknowledged by the host before it stopped, with nothing to
         record: heartbeats).
-
-        ``session``: the device's session frame ``seq`` was recorded in. A HELLO of that
-        session still in flight (the host stopped before its ACK went out) is then an
-        ordinary frame, not a reset that would take the frames after it again; and a
-        device that answers with another session has restarted since, so ``seq`` names
-        none of its frames.
         """
-        self._placing = _Placing(
-            "restart", recorded=seq & 0xFF, expected=(seq + 1) & 0xFF, session=session
-        )
-        self._session = session
+        self._placing = _Placing("restart", recorded=seq & 0xFF, expected=(seq + 1) & 0xFF)
         self._ackable = None
 
     def resync(self) -> list[DeviceEvent]:
@@ -480,13 +464,6 @@ class FramedDecoder:
         oldest, next_seq = payload[0], payload[1]
         self._session = int.from_bytes(payload[2:4], "big")
         recorded, expected = placing.recorded, placing.expected
-        if placing.session is not None and self._session != placing.session:
-            log.info(
-                "framed: the device's session is %d, not %d as recorded: it restarted since, "
-                "so frame %s recorded last is none of its frames", self._session,
-                placing.session, recorded,
-            )
-            recorded = expected = None  # every frame it has in flight is new
         if recorded is not None and _unacknowledged(recorded, oldest, next_seq):
             self._place((recorded + 1) & 0xFF, events, recorded=recorded)
         elif placing.reason == "stuck" and expected is not None and not _behind(expected, oldest):

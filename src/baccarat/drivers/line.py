@@ -118,13 +118,8 @@ class LineDecoder:
         """The line protocol has no acknowledgements: always ``b""``."""
         return b""
 
-    def resume_after(self, seq: int, session: int | None = None) -> None:
+    def resume_after(self, seq: int) -> None:
         """The line protocol has no sequence numbers: nothing to resume."""
-
-    @property
-    def session(self) -> int | None:
-        """The line protocol has no sessions."""
-        return None
 
     def resync(self) -> list[DeviceEvent]:
         """Drop a partial line (the stream was interrupted) and report it."""

@@ -121,7 +121,7 @@ class DeviceSource(abc.ABC):
 
     # -- for the consumer ------------------------------------------------------------
 
-    def resume_after(self, seq: int, session: int | None = None) -> None:
+    def resume_after(self, seq: int) -> None:
         """Frames up to device sequence number ``seq`` were recorded before a restart.
 
         Call before the source starts. With ``framed``, the decoder asks the device where
@@ -129,17 +129,11 @@ class DeviceSource(abc.ABC):
         has are acknowledged and dropped instead of being delivered a second time, and a
         device past them resumes at its oldest unacknowledged frame. Without a call the
         decoder asks too (a host with no record): it never acknowledges a frame it did not
-        take in order. ``session``: the device's session ``seq`` was recorded in, if known
-        (:attr:`session` then): a HELLO of it the device sends again is no reset.
+        take in order.
         """
         if self._started:
             raise DeviceSourceError("resume_after() must come before the source starts")
-        self.decoder.resume_after(seq, session)
-
-    @property
-    def session(self) -> int | None:
-        """The device's session now, if its protocol has sessions and it said one."""
-        return self.decoder.session
+        self.decoder.resume_after(seq)
 
     def tell_alarms(self, alarms: Sequence[tuple[int, str]]) -> None:
         """Tell the device the table's open alarms now: ``(id, kind)`` of each.

@@ -25,14 +25,11 @@ class Input:
     engine: the engine never reads a clock. ``device_seq`` is the frame number of an
     input that came from a ``framed`` device; the engine ignores it and it takes no part
     in equality. The journal keeps it, so that frames a device sends again after a
-    restart are known as already recorded; and ``device_session``, the device's session
-    (its HELLO's, PROTOCOL.md 6.4) when known, so that a HELLO the device sends again is
-    known as the session already recorded, not a reset.
+    restart are known as already recorded.
     """
 
     ts: float | None = None
     device_seq: int | None = field(default=None, compare=False)
-    device_session: int | None = field(default=None, compare=False)
     origin: str | None = None
     """Who gave a command: ``pit/<operator>`` (the broker account that sent it),
     ``pit`` (a command on the old topic, with no operator), or ``button`` (the dealer's

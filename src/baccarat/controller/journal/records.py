@@ -95,7 +95,7 @@ def as_recorded(inp: Input) -> Input:
     recorded = parse_input(notation(inp), inp.ts)
     if inp.device_seq is None:
         return recorded
-    return replace(recorded, device_seq=inp.device_seq, device_session=inp.device_session)
+    return replace(recorded, device_seq=inp.device_seq)
 
 
 def encode_record(number: int, inp: Input) -> bytes:
@@ -105,7 +105,7 @@ def encode_record(number: int, inp: Input) -> bytes:
         raise UnrecordableInputError(f"{text!r}: ts {inp.ts!r} is no time")
     try:
         text.encode()
-        same = parse_input(text, inp.ts) == replace(inp, device_seq=None, device_session=None)
+        same = parse_input(text, inp.ts) == replace(inp, device_seq=None)
     except (InputError, UnicodeEncodeError):
         same = False
     if not same:
@@ -113,8 +113,6 @@ def encode_record(number: int, inp: Input) -> bytes:
     ts = "-" if inp.ts is None else format_ts(inp.ts)
     if inp.device_seq is not None:
         ts += f"/{int(inp.device_seq)}"
-        if inp.device_session is not None:
-            ts += f"@{int(inp.device_session)}"
     return _seal(f"{number} {ts} {text}".encode())
 
 
@@ -135,9 +133,7 @@ def decode_record(line: bytes) -> Record:
         ts = None if stamp == b"-" else float(stamp)
         inp = parse_input(parts[2].decode("utf-8"), ts)
         if device:
-            seq, _, session = device.partition(b"@")
-            known = int(session) if session else None
-            inp = replace(inp, device_seq=int(seq), device_session=known)
+            inp = replace(inp, device_seq=int(device))
         return int(parts[0]), inp
     except (ValueError, InputError) as exc:  # UnicodeDecodeError is a ValueError
         raise RecordError(f"not an input: {exc}") from None

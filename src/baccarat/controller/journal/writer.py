@@ -125,15 +125,10 @@ class Recovery:
     @property
     def last_device_seq(self) -> int | None:
         """The device frame number of the newest input that came with one."""
-        return self.last_device_frame[0]
-
-    @property
-    def last_device_frame(self) -> tuple[int | None, int | None]:
-        """(frame number, device session) of the newest input that came with a frame."""
         for _, inp in reversed(self.records):
             if inp.device_seq is not None:
-                return inp.device_seq, inp.device_session
-        return None, None
+                return inp.device_seq
+        return None
 
     @property
     def clean(self) -> bool:

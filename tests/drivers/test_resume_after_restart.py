@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import itertools
 import random
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from baccarat.cards import ALL_CARDS, parse_card
 from baccarat.controller.engine.inputs import DrawCard
+from baccarat.controller.journal.records import RecordError, decode_record
 from baccarat.controller.journal.writer import Journal
 from baccarat.drivers import framed_wire
 from baccarat.drivers.events import (
@@ -371,9 +374,9 @@ def test_the_host_asks_and_the_device_answers_with_its_oldest_unacknowledged() -
     decoder.resume_after(200)  # a record from an other life: the device's answer wins
     assert decoder.feed(card) == []
     assert decoder.pending_output() == framed_wire.query_frame(0)
-    assert decoder.feed(framed_wire.position_frame(0, 1, 2, 0x1234)) == [
-        CardDrawn(parse_card("AS"), seq=1)
-    ]
+    events = decoder.feed(framed_wire.position_frame(0, 1, 2, 0x1234))
+    assert events == [CardDrawn(parse_card("AS"), seq=1)]
+    assert events[0].session == 0x1234  # learned from the answer: recorded with the card
     assert decoder.pending_output() == ack_frame(1)
 
 
@@ -394,6 +397,17 @@ def test_journal_keeps_the_device_frame_number_and_session(tmp_path: Path) -> No
     assert [i.device_seq for i in recovery.inputs] == [16, 17, None]
     assert [i.device_session for i in recovery.inputs] == [None, 0x1A2B, None]
     assert recovery.inputs[1] == DrawCard(parse_card("AS"), ts=1.5)  # not part of equality
+
+
+def test_a_journal_record_with_a_bad_device_frame_is_refused() -> None:
+    for stamp in (b"1.5/17@zz", b"1.5/17@1a2b3", b"1.5/x@1a2b", b"1.5/-1"):
+        body = b"5 " + stamp + b" AS"
+        line = body + b" *%08x" % zlib.crc32(body)
+        with pytest.raises(RecordError, match="not a device frame"):
+            decode_record(line)
+    body = b"5 1.5/17@00ff AS"
+    number, inp = decode_record(body + b" *%08x" % zlib.crc32(body))
+    assert (number, inp.device_seq, inp.device_session) == (5, 17, 0xFF)
 
 
 def test_an_answer_to_no_question_of_this_placing_is_ignored() -> None:

@@ -110,8 +110,7 @@ class Table:
         self.device_tried = asyncio.Event()
         self.last_device_seq: int | None = None
         """Where the device resumes after a restart: the frame handled last, if known."""
-        self.last_device_session: int | None = None
-        """The device's session of the frame the journal recorded last, if it says."""
+        self.last_device_session: int | None = None  # that of the journal's newest frame
         self._recorded_device_seq: int | None = None  # the newest frame the journal holds
         self._handled_device_seq: int | None = None  # the newest frame handled, heartbeats too
         self.fatal = asyncio.Event()

@@ -17,7 +17,6 @@ The device's side (window, retransmission, heartbeats) is
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import time
 from collections import Counter
@@ -353,10 +352,7 @@ class FramedDecoder:
         self._ack_due = True
         if self._sightings:
             self._sightings.clear()
-        event = frame_event(frame_type, payload, seq)
-        if self._session is not None:
-            event = dataclasses.replace(event, session=self._session)
-        events.append(event)
+        events.append(frame_event(frame_type, payload, seq, self._session))
 
     def _ahead(self, seq: int, frame_type: int, payload: bytes, events: list[DeviceEvent]) -> None:
         """A frame ahead of the expected one: dropped, for it comes again.

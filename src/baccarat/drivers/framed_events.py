@@ -58,6 +58,8 @@ _CARD_BY_PAYLOAD: Final[dict[bytes, Card]] = {
     bytes((card.rank, ord(card.suit))): card for card in ALL_CARDS
 }
 _BUTTON_CODES: Final = {name: code for code, name in enumerate(BUTTONS, start=1)}
+Builder = Callable[[bytes, int, int | None], DeviceEvent]
+"""Makes a frame's event from its payload, sequence number and session."""
 
 
 def event_frame_parts(event: DeviceEvent) -> tuple[int, bytes]:
@@ -77,62 +79,71 @@ def event_frame_parts(event: DeviceEvent) -> tuple[int, bytes]:
     raise NotCarriedError("framed", event)
 
 
-def _card_event(payload: bytes, seq: int) -> DeviceEvent:
+def _card_event(payload: bytes, seq: int, session: int | None) -> DeviceEvent:
     card = _CARD_BY_PAYLOAD.get(payload)
     if card is None:
-        return UnreadableCard(payload, seq=seq)
-    return CardDrawn(card, seq=seq)
+        return UnreadableCard(payload, seq=seq, session=session)
+    return CardDrawn(card, seq=seq, session=session)
 
 
-def _unreadable_event(payload: bytes, seq: int) -> DeviceEvent:
-    return UnreadableCard(payload, seq=seq)
+def _unreadable_event(payload: bytes, seq: int, session: int | None) -> DeviceEvent:
+    return UnreadableCard(payload, seq=seq, session=session)
 
 
-def _button_event(payload: bytes, seq: int) -> DeviceEvent:
+def _button_event(payload: bytes, seq: int, session: int | None) -> DeviceEvent:
     if len(payload) == 1 and 1 <= payload[0] <= len(BUTTONS):
-        return DealerButton(BUTTONS[payload[0] - 1], seq=seq)
-    return Rejected(payload, f"unknown dealer button code {payload.hex(' ') or 'none'}", seq=seq)
+        return DealerButton(BUTTONS[payload[0] - 1], seq=seq, session=session)
+    why = f"unknown dealer button code {payload.hex(' ') or 'none'}"
+    return Rejected(payload, why, seq=seq, session=session)
 
 
-def _fault_event(payload: bytes, seq: int) -> DeviceEvent:
+def _fault_event(payload: bytes, seq: int, session: int | None) -> DeviceEvent:
     if len(payload) < 2:
-        return Rejected(payload, "fault frame shorter than its 2-byte code", seq=seq)
+        why = "fault frame shorter than its 2-byte code"
+        return Rejected(payload, why, seq=seq, session=session)
     text = payload[2:].decode("utf-8", errors="replace")
-    return DeviceFault(int.from_bytes(payload[:2], "big"), text, seq=seq)
+    return DeviceFault(int.from_bytes(payload[:2], "big"), text, seq=seq, session=session)
 
 
-def _empty_event(event_type: type[DeviceEvent]) -> Callable[[bytes, int], DeviceEvent]:
+def _empty_event(event_type: type[DeviceEvent]) -> Builder:
     """The builder of a frame type without payload."""
 
-    def build(payload: bytes, seq: int) -> DeviceEvent:
+    def build(payload: bytes, seq: int, session: int | None) -> DeviceEvent:
         if payload:
             frame_type = _EMPTY_FRAMES[event_type]
-            return Rejected(payload, f"frame type 0x{frame_type:02X} has no payload", seq=seq)
-        return event_type(seq=seq)
+            why = f"frame type 0x{frame_type:02X} has no payload"
+            return Rejected(payload, why, seq=seq, session=session)
+        return event_type(seq=seq, session=session)
 
     return build
 
 
-def _hello_event(payload: bytes, seq: int) -> DeviceEvent:
+def _hello_event(payload: bytes, seq: int, session: int | None) -> DeviceEvent:
+    """A HELLO's event carries the session the HELLO announces, not ``session``."""
     if len(payload) != HELLO_SIZE:
         why = f"HELLO payload of {len(payload)} byte(s), not {HELLO_SIZE}"
-        return Rejected(payload, why, seq=seq)
-    return Hello(payload[0], session=int.from_bytes(payload[1:3], "big"), seq=seq)
+        return Rejected(payload, why, seq=seq, session=session)
+    return Hello(payload[0], seq=seq, session=int.from_bytes(payload[1:3], "big"))
 
 
-_EVENT_BUILDERS: Final[dict[int, Callable[[bytes, int], DeviceEvent]]] = {
+_EVENT_BUILDERS: Final[dict[int, Builder]] = {
     HELLO: _hello_event,
     CARD: _card_event,
     UNREADABLE: _unreadable_event,
     BUTTON: _button_event,
     FAULT: _fault_event,
 } | {frame_type: _empty_event(event_type) for event_type, frame_type in _EMPTY_FRAMES.items()}
-"""Frame type -> the function making its event from the payload and sequence number."""
+"""Frame type -> the function making its event from the payload, sequence number and session."""
 
 
-def frame_event(frame_type: int, payload: bytes, seq: int) -> DeviceEvent:
-    """The device event a frame carries (a :class:`Rejected` if it carries none)."""
+def frame_event(
+    frame_type: int, payload: bytes, seq: int, session: int | None = None
+) -> DeviceEvent:
+    """The device event a frame carries (a :class:`Rejected` if it carries none).
+
+    ``session``: the device's session the frame belongs to, if known (a HELLO's own).
+    """
     build = _EVENT_BUILDERS.get(frame_type)
     if build is None:
-        return Rejected(payload, f"unknown frame type 0x{frame_type:02X}", seq=seq)
-    return build(payload, seq)
+        return Rejected(payload, f"unknown frame type 0x{frame_type:02X}", seq=seq, session=session)
+    return build(payload, seq, session)

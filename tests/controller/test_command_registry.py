@@ -14,7 +14,7 @@ import pytest
 from baccarat.controller.commands import BUTTONS, COMMANDS, button_input, parse_command
 from baccarat.controller.engine.inputs import notation, parse_input
 from baccarat.drivers import events
-from baccarat.drivers.framed import _BUTTON_CODES
+from baccarat.drivers.framed_events import _BUTTON_CODES
 
 EXAMPLES = {  # a body of each command that the engine's input shows whole
     "open": {}, "reveal": {}, "exposed": {}, "end": {}, "announce_burn": {},

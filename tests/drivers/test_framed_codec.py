@@ -19,6 +19,7 @@ from baccarat.drivers.events import (
     DeviceEvent,
     DeviceFault,
     Heartbeat,
+    Hello,
     Rejected,
     ShoeInserted,
     ShoeRemoved,
@@ -91,7 +92,8 @@ def test_the_exchange_of_protocol_md_delivers_each_event_once() -> None:
     assert decoder.pending_output() == ack_frame(2)
     events += decoder.feed(inserted + card)  # retransmitted: the ACK was lost
     assert decoder.pending_output() == ack_frame(2)
-    assert events == [ShoeInserted(seq=1), CardDrawn(parse_card("AS"), seq=2)]
+    assert events == [Hello(2, seq=0), ShoeInserted(seq=1), CardDrawn(parse_card("AS"), seq=2)]
+    assert {e.session for e in events} == {0x1234}
     assert decoder.counters["duplicates"] == 2
 
 
@@ -155,7 +157,8 @@ def test_hello_with_a_new_session_resets_the_sequence() -> None:
     decoder.feed(first.hello(1) + first.encode(CutCard()) + first.encode(CutCard()))
     again = FramedEncoder()  # device restarted: sequence numbers start over
     events = decoder.feed(again.hello(2) + again.encode(ShoeInserted()))
-    assert events == [ShoeInserted(seq=1)]
+    assert events == [Hello(2, seq=0), ShoeInserted(seq=1)]
+    assert [e.session for e in events] == [2, 2]
     # a retransmitted HELLO of the same session is a duplicate, not a reset
     assert decoder.feed(encode_frame(0, framed_wire.HELLO, framed_wire.hello_payload(2))) == []
     assert decoder.counters["hellos"] == 2

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from baccarat.cards import ALL_CARDS
-from baccarat.drivers.events import CardDrawn, Heartbeat
+from baccarat.drivers.events import CardDrawn, Heartbeat, Hello
 from baccarat.drivers.framed import FramedDecoder
 from baccarat.drivers.framed_device import FramedSender
 from baccarat.drivers.framed_wire import ack_frame, position_frame, query_frame
@@ -21,7 +21,7 @@ def test_sender_retransmits_until_acknowledged_and_releases_on_ack() -> None:
     assert again == sent
     assert sender.retransmissions == 2
     events = decoder.feed(b"".join(f for f in again if f))
-    assert events == [CardDrawn(ALL_CARDS[0], seq=1)]
+    assert events == [Hello(2, seq=0), CardDrawn(ALL_CARDS[0], seq=1)]
     assert sender.receive(decoder.pending_output()) == 2
     rest = []
     while (frame := sender.next_frame(0.7)) is not None:
@@ -43,7 +43,7 @@ def test_sender_sends_heartbeats_when_idle() -> None:
     assert sender.next_deadline() == 1.0
     beat = sender.next_frame(1.0)
     assert beat is not None
-    assert FramedDecoder().feed(hello + beat) == [Heartbeat(seq=1)]
+    assert FramedDecoder().feed(hello + beat) == [Hello(2, seq=0), Heartbeat(seq=1)]
 
 
 def test_a_query_is_answered_first_as_things_stand_when_the_answer_goes() -> None:

@@ -130,6 +130,43 @@ async def test_a_restart_after_an_idle_gap_takes_every_card_once(
     assert gap_alarms(board) == []
 
 
+async def test_a_daemon_killed_before_the_shoe_heard_the_ack_of_its_hello_takes_no_card_twice(
+    tmp_path: Path, mosquitto: Mosquitto
+) -> None:
+    """Killed before the shoe heard any ACK, the daemon takes its repeated HELLO as such.
+
+    The shoe powers up deaf: the daemon journals its HELLO, the shoe and four cards, and is
+    killed; the shoe, hearing again, sends its HELLO again first. A daemon that did not
+    know the session of its journal took that HELLO for a power-up and the four cards for
+    new ones (PROTOCOL.md 6.4): published and journaled twice.
+    """
+    profile = str(profile_file(tmp_path))
+    shoe_path = str(tmp_path / "shoe")
+    async with VirtualShoe(shoe_path, "framed", baud=BAUD) as shoe:
+        shoe.deaf = True  # nothing the first daemon writes reaches the shoe
+        daemon = Daemon(tmp_path, mosquitto, device=shoe_path, baud=BAUD, profile=profile)
+        try:
+            async with Recorder(mosquitto) as board:
+                await asyncio.to_thread(daemon.start)
+                shoe.send(ShoeInserted())
+                await deal(shoe, CARDS[:4])
+                await board.wait_for(cards_published(4), WITHIN)
+                assert shoe.sender.unacknowledged[:2] == [0, 1]  # the HELLO, the shoe
+                await asyncio.to_thread(daemon.kill)
+                shoe.deaf = False
+                await asyncio.to_thread(daemon.start)
+                await deal(shoe, CARDS[4:])
+                await board.wait_for(cards_published(len(CARDS)), WITHIN)
+                async with asyncio.timeout(WITHIN):
+                    await shoe.drain()  # every frame acknowledged
+                assert await asyncio.to_thread(daemon.stop) == 0
+        finally:
+            daemon.close()
+    assert daemon.journaled_cards() == [str(card) for card in CARDS]
+    assert published_cards(board) == [str(card) for card in CARDS]
+    assert gap_alarms(board) == []
+
+
 @pytest.mark.parametrize("journal", ["fresh", "kept"])
 async def test_a_controller_started_mid_shoe_takes_the_first_unacknowledged_card(
     tmp_path: Path, mosquitto: Mosquitto, journal: str

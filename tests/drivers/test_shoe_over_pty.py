@@ -23,6 +23,7 @@ from baccarat.drivers.events import (
     CardDrawn,
     DeviceEvent,
     Heartbeat,
+    Hello,
     LinkDown,
     LinkUp,
     Rejected,
@@ -104,7 +105,7 @@ async def test_a_dealt_shoe_with_buttons_arrives_in_order_over_framed(device_lin
         got: list[DeviceEvent] = []
         async with asyncio.timeout(20):
             async for event in events:
-                if not isinstance(event, Heartbeat | LinkUp):
+                if not isinstance(event, Heartbeat | LinkUp | Hello):
                     got.append(dataclasses.replace(event, seq=None))
                 if len(got) == len(expected):
                     break

@@ -20,6 +20,7 @@ from baccarat.drivers.events import (
     DealerButton,
     DeviceEvent,
     Heartbeat,
+    Hello,
     LinkDown,
     LinkUp,
     ShoeInserted,
@@ -60,7 +61,7 @@ async def test_the_record_is_what_went_over_the_wire(tmp_path: Path) -> None:
     async def read() -> None:
         async with source:
             async for event in source:
-                if not isinstance(event, Heartbeat | LinkUp | LinkDown):
+                if not isinstance(event, Heartbeat | Hello | LinkUp | LinkDown):
                     received.append(dataclasses.replace(event, seq=None))
 
     reader = asyncio.create_task(read())

@@ -76,7 +76,7 @@ async def test_reads_a_full_8_deck_shoe_exactly(packet_size: int) -> None:
         assert threading.active_count() == threads_before + 2  # reader and writer
     assert await _threads_back_to(threads_before)
     assert cards == shuffler.shoe
-    assert kinds(others[:3]) == ["LinkUp", "ShuffleStarted", "ShuffleDone"]
+    assert kinds(others[:4]) == ["LinkUp", "Hello", "ShuffleStarted", "ShuffleDone"]
     assert_no_rejected(others)
     counters = link.counters
     assert counters["crc_errors"] == counters["duplicates"] == counters["usb_errors"] == 0
@@ -135,22 +135,38 @@ class JournalFailedError(Exception):
     """What a consumer raises when it cannot record an event."""
 
 
-async def test_a_consumer_that_raises_is_never_acknowledged() -> None:
+@pytest.mark.parametrize("acks_lost", [False, True])
+async def test_a_consumer_that_raises_is_never_acknowledged(acks_lost: bool) -> None:
+    """The second consumer resumes after the first one's record, frame and session.
+
+    ``acks_lost``: none of the first consumer's ACKs reach the shuffler (it stopped before
+    they were written, as a loaded machine once made it): the shuffler sends its HELLO
+    again first, which the second must not take for a power-up.
+    """
     shuffler = VirtualShuffler(decks=1, seed=21, heartbeat=False)
     failing = shuffler.shoe[4]  # seq 7: after HELLO, ShuffleStarted, ShuffleDone, 4 cards
+    recorded: list[DeviceEvent] = []
 
     async def record_until_the_disk_fails() -> None:
         async with UsbSource(backend=shuffler.backend) as link:
             async for event in link:
                 if event == CardDrawn(failing, seq=7):
                     raise JournalFailedError("disk full")
+                if event.seq is not None:
+                    recorded.append(event)
 
+    with shuffler.device.lock:
+        shuffler.firmware.deaf = acks_lost
     with pytest.raises(JournalFailedError):
         await record_until_the_disk_fails()
     with shuffler.device.lock:
+        shuffler.firmware.deaf = False
         assert 7 in shuffler.firmware.sender.unacknowledged
+        assert (0 in shuffler.firmware.sender.unacknowledged) is acks_lost  # the HELLO
+    last = recorded[-1]
+    assert (last.seq, last.session) == (6, shuffler.firmware.sender.session)
     second = UsbSource(backend=shuffler.backend)
-    second.resume_after(6)  # the first consumer recorded up to frame 6
+    second.resume_after(last.seq, last.session)  # what the first consumer recorded last
     async with second:
         cards, _ = await deal(second, 52 - 4)
     assert cards == shuffler.shoe[4:]  # from the failed card on, each once
@@ -245,9 +261,11 @@ async def test_silence_past_the_heartbeat_timeout_means_link_down() -> None:
     shuffler = VirtualShuffler(decks=0, heartbeat=False)
     settings = UsbSettings(heartbeat_timeout=0.2)
     async with UsbSource(settings, backend=shuffler.backend) as link:
-        events = [await asyncio.wait_for(anext(link), 2) for _ in range(5)]
-    assert kinds(events) == ["LinkUp", "ShuffleStarted", "ShuffleDone", "LinkDown", "LinkUp"]
-    down = events[3]
+        events = [await asyncio.wait_for(anext(link), 2) for _ in range(6)]
+    assert kinds(events) == [
+        "LinkUp", "Hello", "ShuffleStarted", "ShuffleDone", "LinkDown", "LinkUp"
+    ]
+    down = events[4]
     assert isinstance(down, LinkDown)
     assert "heartbeat" in down.reason
 
@@ -257,9 +275,9 @@ async def test_heartbeats_keep_an_idle_link_up(monkeypatch: pytest.MonkeyPatch) 
     shuffler = VirtualShuffler(decks=0)
     settings = UsbSettings(heartbeat_timeout=0.3)
     async with UsbSource(settings, backend=shuffler.backend) as link:
-        events = [await asyncio.wait_for(anext(link), 2) for _ in range(13)]
-    assert kinds(events[:3]) == ["LinkUp", "ShuffleStarted", "ShuffleDone"]
-    assert all(isinstance(e, Heartbeat) for e in events[3:])
+        events = [await asyncio.wait_for(anext(link), 2) for _ in range(14)]
+    assert kinds(events[:4]) == ["LinkUp", "Hello", "ShuffleStarted", "ShuffleDone"]
+    assert all(isinstance(e, Heartbeat) for e in events[4:])
     assert link.counters["reconnects"] == 0
 
 

@@ -15,7 +15,7 @@ from baccarat.cli.sim_shuffler import add_device_arguments as add_shuffler_argum
 from baccarat.cli.sim_shuffler import demonstrate
 from baccarat.cli.sim_shuffler import run_device as run_shuffler
 from baccarat.drivers import framed
-from baccarat.drivers.events import CardDrawn, DeviceEvent, ShuffleDone, ShuffleStarted
+from baccarat.drivers.events import CardDrawn, DeviceEvent, Hello, ShuffleDone, ShuffleStarted
 from baccarat.sim_hardware import virtual_shuffler
 from baccarat.sim_hardware.usb_bus import ENDPOINT_IN, ENDPOINT_OUT
 from baccarat.sim_hardware.virtual_shuffler import VirtualShuffler, shuffled_shoe
@@ -59,10 +59,12 @@ def test_the_shuffle_is_announced_and_the_window_limits_what_is_sent() -> None:
     host = BareHost(shuffler)
     first = host.read()
     assert first == [
+        Hello(2, seq=0),
         ShuffleStarted(seq=1),
         ShuffleDone(seq=2),
         CardDrawn(shuffler.shoe[0], seq=3),
-    ]  # HELLO (seq 0) is consumed by the decoder; 4 frames fill the window
+    ]  # 4 frames fill the window
+    assert {e.session for e in first} == {shuffler.firmware.sender.session}
     host.acknowledge()
     assert [e.seq for e in host.read()] == [4, 5, 6, 7]
     host.close()

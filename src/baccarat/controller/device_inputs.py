@@ -119,6 +119,11 @@ def device_input(event: ev.DeviceEvent, ts: float) -> Input | None:
         return DeviceReport("link_up", event.detail, ts=ts)
     if isinstance(event, ev.SequenceGap):
         return DeviceReport("sequence_gap", event.detail, ts=ts)
+    if isinstance(event, ev.Hello):
+        session = "unknown" if event.session is None else f"0x{event.session:04x}"
+        return DeviceReport("hello", f"protocol version {event.version}, session {session}", ts=ts)
+    if isinstance(event, ev.SessionUnknown):  # cards may come twice: the pit checks the round
+        return DeviceReport("restart", event.detail, ts=ts)
     return None
 
 

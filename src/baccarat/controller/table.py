@@ -110,6 +110,7 @@ class Table:
         self.device_tried = asyncio.Event()
         self.last_device_seq: int | None = None
         """Where the device resumes after a restart: the frame handled last, if known."""
+        self.last_device_session: int | None = None  # that of the journal's newest frame
         self._recorded_device_seq: int | None = None  # the newest frame the journal holds
         self._handled_device_seq: int | None = None  # the newest frame handled, heartbeats too
         self.fatal = asyncio.Event()
@@ -140,6 +141,7 @@ class Table:
         self.journal.prove_writable()  # before the device is opened: no event read in vain
         self._recorded_device_seq = report.last_device_seq
         self.last_device_seq = self.positions.resume_point(report.last_device_seq)
+        self.last_device_session = report.last_device_session
         self.clock = TableClock(newest_time(report.inputs))
         cursor = self.positions.read_cursor()
         older = older_messages(self.journal.folder, report.header, self.profile, cursor)
@@ -302,7 +304,7 @@ class Table:
         arrived = self.now()
         inp = device_input(event, arrived)
         if inp is not None and event.seq is not None:
-            inp = dataclasses.replace(inp, device_seq=event.seq)
+            inp = dataclasses.replace(inp, device_seq=event.seq, device_session=event.session)
         if isinstance(event, ev.Rejected):
             self._rejected(event)
         elif inp is not None:
@@ -420,7 +422,7 @@ class Table:
         if device is None:
             self.device_tried.set()
         elif self.last_device_seq is not None:
-            device.resume_after(self.last_device_seq)
+            device.resume_after(self.last_device_seq, self.last_device_session)
         async with asyncio.TaskGroup() as group:
             # the publisher and the cursor go on until what is left is published; the
             # others stop first (the device's reader once it has journaled what it read)

@@ -61,11 +61,12 @@ class Decoder(Protocol):
         """
         ...
 
-    def resume_after(self, seq: int) -> None:
+    def resume_after(self, seq: int, session: int | None = None) -> None:
         """Frames up to device sequence number ``seq`` were recorded before a host restart.
 
-        A protocol with sequence numbers acknowledges and drops the device's
-        retransmissions of them; one without does nothing.
+        ``session``: the device's session of frame ``seq``, if the record says. A protocol
+        with sequence numbers acknowledges and drops the device's retransmissions of them;
+        one without does nothing.
         """
         ...
 

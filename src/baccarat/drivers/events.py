@@ -4,7 +4,9 @@ Every codec turns bytes into these and every simulator turns these into bytes. T
 immutable values (frozen, slotted dataclasses), so equal events compare equal and one
 instance may be shared. ``seq`` is the device's sequence number of the frame that carried
 the event when the wire protocol has one (``framed``: a frame accepted in sequence),
-otherwise ``None``; it is keyword-only on every event. ``str(event)`` is one line for a
+otherwise ``None``; ``session`` is the device's session that frame belongs to (``framed``:
+the one its HELLO or its POSITION answer named), when the host knows it. Both are
+keyword-only on every event; ``session`` takes no part in equality. ``str(event)`` is one line for a
 person (``link up: /dev/ttyUSB0``, ``card QH (H12)``), without the sequence number.
 
 Events about the link itself (:class:`LinkUp`, :class:`LinkDown`) come from the transport,
@@ -39,6 +41,7 @@ class DeviceEvent:
     """Base of every device event."""
 
     seq: int | None = field(default=None, kw_only=True, compare=True)
+    session: int | None = field(default=None, kw_only=True, compare=False)
 
     def __str__(self) -> str:
         """What happened, in words: the class name spelled out (``shoe removed``)."""
@@ -119,6 +122,40 @@ class DeviceFault(DeviceEvent):
 @dataclass(frozen=True, slots=True)
 class Heartbeat(DeviceEvent):
     """The device is alive and has nothing else to say."""
+
+
+@dataclass(frozen=True, slots=True)
+class Hello(DeviceEvent):
+    """The device powered up or reset, and says so: its protocol ``version`` and ``session``.
+
+    The session (16 bits) is new at every power-up (``framed``, PROTOCOL.md 6.4). The
+    host records it like any event before it acknowledges the HELLO, so that after its
+    own restart it knows a repeat of that HELLO from a new power-up.
+    """
+
+    version: int
+
+    def __str__(self) -> str:
+        """``hello: protocol version 2, session 0x1234``."""
+        session = "unknown" if self.session is None else f"0x{self.session:04x}"
+        return f"hello: protocol version {self.version}, session {session}"
+
+
+@dataclass(frozen=True, slots=True)
+class SessionUnknown(DeviceEvent):
+    """After a restart the host cannot tell whether a HELLO is a repeat or a power-up.
+
+    Its record names a frame but not the session of it (a journal written before sessions
+    were recorded): the frames from the HELLO on are taken as a new session's, and events
+    the host recorded before its restart may come a second time. ``detail`` says which
+    frames; the pit checks the table.
+    """
+
+    detail: str
+
+    def __str__(self) -> str:
+        """``session unknown: DETAIL``."""
+        return f"session unknown: {self.detail}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,7 @@
 The wire format, the frame types and the rules for both sides are specified in
 ``PROTOCOL.md`` next to this module; this module is the reference implementation of the
 host's side, on the wire of :mod:`baccarat.drivers.framed_wire` (frame layout, types, CRC,
-stuffing and the splitter):
+stuffing and the splitter) and the frames' events of :mod:`baccarat.drivers.framed_events`:
 
 * :class:`FramedDecoder` is the host side: bytes in, device events out, and the
   acknowledgements to write back (:meth:`FramedDecoder.pending_output`); duplicates are
@@ -24,10 +24,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Final
 
-from baccarat.cards import ALL_CARDS, Card
-from baccarat.drivers.codec import Codec, NotCarriedError
+from baccarat.drivers.codec import Codec
 from baccarat.drivers.events import (
-    BUTTONS,
     CardDrawn,
     CutCard,
     DealerButton,
@@ -36,29 +34,20 @@ from baccarat.drivers.events import (
     Heartbeat,
     Rejected,
     SequenceGap,
+    SessionUnknown,
     ShoeInserted,
     ShoeRemoved,
     ShuffleDone,
     ShuffleStarted,
     UnreadableCard,
 )
+from baccarat.drivers.framed_events import HELLO_SIZE, event_frame_parts, frame_event
 from baccarat.drivers.framed_wire import (
     ACK,
     ALARM,
-    BUTTON,
-    CARD,
-    CUT_CARD,
-    FAULT,
-    HEARTBEAT,
     HELLO,
-    MAX_PAYLOAD,
     POSITION,
     QUERY,
-    SHOE_INSERTED,
-    SHOE_REMOVED,
-    SHUFFLE_DONE,
-    SHUFFLE_STARTED,
-    UNREADABLE,
     AlarmNotice,
     FrameSplitter,
     ack_frame,
@@ -89,21 +78,10 @@ ANSWER_TIMEOUT: Final = 2.0
 """Seconds since the first QUERY after which an unanswered device is taken for version 1."""
 V1_SIGHTINGS: Final = 2
 """Times a version-1 device must repeat the first of its frames before the host goes on there."""
+V1_PATIENCE: Final = 6
+"""Times a version-1 device may repeat a run that starts before the frame recorded last,
+without that frame (lost on the wire), before the host stops waiting for it."""
 _HOST_FRAMES: Final = frozenset({ACK, QUERY, ALARM})
-
-_EMPTY_FRAMES: Final[dict[type[DeviceEvent], int]] = {
-    CutCard: CUT_CARD,
-    ShoeInserted: SHOE_INSERTED,
-    ShoeRemoved: SHOE_REMOVED,
-    ShuffleStarted: SHUFFLE_STARTED,
-    ShuffleDone: SHUFFLE_DONE,
-    Heartbeat: HEARTBEAT,
-}
-_CARD_BY_PAYLOAD: Final[dict[bytes, Card]] = {
-    bytes((card.rank, ord(card.suit))): card for card in ALL_CARDS
-}
-_BUTTON_CODES: Final = {name: code for code, name in enumerate(BUTTONS, start=1)}
-
 
 class AlarmTeller:
     """The host's side of ALARM frames, without I/O: what to write, and when (6.9).
@@ -155,76 +133,6 @@ class AlarmTeller:
         return alarm_frame(notice)
 
 
-def event_frame_parts(event: DeviceEvent) -> tuple[int, bytes]:
-    """The frame type and payload that carry ``event``; raise :class:`NotCarriedError`."""
-    frame_type = _EMPTY_FRAMES.get(type(event))
-    if frame_type is not None:
-        return frame_type, b""
-    if isinstance(event, CardDrawn):
-        return CARD, bytes((event.card.rank, ord(event.card.suit)))
-    if isinstance(event, UnreadableCard):
-        return UNREADABLE, event.raw[:MAX_PAYLOAD]
-    if isinstance(event, DealerButton):
-        return BUTTON, bytes((_BUTTON_CODES[event.button],))
-    if isinstance(event, DeviceFault):
-        text = event.text.encode("utf-8")[: MAX_PAYLOAD - 2]
-        return FAULT, (event.code & 0xFFFF).to_bytes(2, "big") + text
-    raise NotCarriedError("framed", event)
-
-
-def _card_event(payload: bytes, seq: int) -> DeviceEvent:
-    card = _CARD_BY_PAYLOAD.get(payload)
-    if card is None:
-        return UnreadableCard(payload, seq=seq)
-    return CardDrawn(card, seq=seq)
-
-
-def _unreadable_event(payload: bytes, seq: int) -> DeviceEvent:
-    return UnreadableCard(payload, seq=seq)
-
-
-def _button_event(payload: bytes, seq: int) -> DeviceEvent:
-    if len(payload) == 1 and 1 <= payload[0] <= len(BUTTONS):
-        return DealerButton(BUTTONS[payload[0] - 1], seq=seq)
-    return Rejected(payload, f"unknown dealer button code {payload.hex(' ') or 'none'}", seq=seq)
-
-
-def _fault_event(payload: bytes, seq: int) -> DeviceEvent:
-    if len(payload) < 2:
-        return Rejected(payload, "fault frame shorter than its 2-byte code", seq=seq)
-    text = payload[2:].decode("utf-8", errors="replace")
-    return DeviceFault(int.from_bytes(payload[:2], "big"), text, seq=seq)
-
-
-def _empty_event(event_type: type[DeviceEvent]) -> Callable[[bytes, int], DeviceEvent]:
-    """The builder of a frame type without payload."""
-
-    def build(payload: bytes, seq: int) -> DeviceEvent:
-        if payload:
-            frame_type = _EMPTY_FRAMES[event_type]
-            return Rejected(payload, f"frame type 0x{frame_type:02X} has no payload", seq=seq)
-        return event_type(seq=seq)
-
-    return build
-
-
-_EVENT_BUILDERS: Final[dict[int, Callable[[bytes, int], DeviceEvent]]] = {
-    CARD: _card_event,
-    UNREADABLE: _unreadable_event,
-    BUTTON: _button_event,
-    FAULT: _fault_event,
-} | {frame_type: _empty_event(event_type) for event_type, frame_type in _EMPTY_FRAMES.items()}
-"""Frame type -> the function making its event from the payload and sequence number."""
-
-
-def frame_event(frame_type: int, payload: bytes, seq: int) -> DeviceEvent:
-    """The device event a frame carries (a :class:`Rejected` if it carries none)."""
-    build = _EVENT_BUILDERS.get(frame_type)
-    if build is None:
-        return Rejected(payload, f"unknown frame type 0x{frame_type:02X}", seq=seq)
-    return build(payload, seq)
-
-
 def _behind(seq: int, reference: int) -> bool:
     """Whether ``seq`` comes before ``reference`` (up to 128 before it, modulo 256)."""
     return (seq - reference) & 0xFF >= 128
@@ -233,6 +141,18 @@ def _behind(seq: int, reference: int) -> bool:
 def _unacknowledged(seq: int, oldest: int, next_seq: int) -> bool:
     """Whether ``seq`` is in the device's range of frames not acknowledged, oldest..next-1."""
     return (seq - oldest) & 0xFF < (next_seq - oldest) & 0xFF
+
+
+def _run_holds(held: dict[int, tuple[int, bytes]], start: int, seq: int) -> bool:
+    """Whether the run of consecutive frames held from ``start`` includes frame ``seq``."""
+    frame = start
+    for _ in range(128):
+        if frame not in held:
+            return False
+        if frame == seq:
+            return True
+        frame = (frame + 1) & 0xFF
+    return False
 
 
 def _span(first: int, last: int) -> str:
@@ -246,11 +166,13 @@ class _Placing:
     """The host does not know where the device's sequence stands: it asks (6.6, 6.7).
 
     ``reason``: ``"start"`` (a host with no record), ``"restart"`` (the host recorded
-    ``recorded`` last) or ``"stuck"`` (frames ahead of ``expected`` keep coming without it).
+    ``recorded`` last, a frame of the device's session ``session``, ``None`` if the record
+    does not say) or ``"stuck"`` (frames ahead of ``expected`` keep coming without it).
     """
 
     reason: str
     recorded: int | None = None
+    session: int | None = None
     expected: int | None = None
     first_query: int | None = None
     first_query_at: float = 0.0
@@ -279,7 +201,10 @@ class FramedDecoder:
 
     Keeps the sequence across :meth:`resync` (a reconnection), so a frame the device
     retransmits after an unplug is dropped as a duplicate. A HELLO with a new session id
-    (the device restarted) places the sequence at the HELLO.
+    (the device restarted) places the sequence at the HELLO; a HELLO taken is a
+    :class:`Hello` event, to be recorded before it is acknowledged, and every event carries
+    the session of its frame, so that a restarted host given the session of its last record
+    (:meth:`resume_after`) knows a repeat of that session's HELLO from a new power-up.
     """
 
     def __init__(
@@ -345,6 +270,7 @@ class FramedDecoder:
                 events.append(Rejected(body, why))
             else:
                 if frame_type == HELLO and self._new_session(payload):
+                    self._session_unknown(seq, events)
                     self._placing = None  # what was held belongs to the old session
                     self._place(seq, events)
                 self._frame(seq, frame_type, payload, events)
@@ -382,16 +308,22 @@ class FramedDecoder:
         self._query_due = False
         return out
 
-    def resume_after(self, seq: int) -> None:
+    def resume_after(self, seq: int, session: int | None = None) -> None:
         """The host restarted: frame ``seq`` and those before it are already recorded.
 
-        The decoder asks the device where it stands (PROTOCOL.md, 6.6): if it still has
-        frame ``seq`` unacknowledged, the frames up to ``seq`` are acknowledged and dropped
-        as duplicates; otherwise the device resumes at its oldest unacknowledged frame (the
-        frames between were acknowledged by the host before it stopped, with nothing to
-        record: heartbeats).
+        ``session``: the device's session that frame belongs to (``None``: the record does
+        not say). The decoder asks the device where it stands (PROTOCOL.md, 6.6): if it
+        is still in that session and has frame ``seq`` unacknowledged, the frames up to
+        ``seq`` are acknowledged and dropped as duplicates; otherwise the device resumes at
+        its oldest unacknowledged frame (the frames between were acknowledged by the host
+        before it stopped, with nothing to record: heartbeats). A HELLO of ``session`` is
+        one of those frames, not a new power-up (6.4).
         """
-        self._placing = _Placing("restart", recorded=seq & 0xFF, expected=(seq + 1) & 0xFF)
+        session = None if session is None else session & 0xFFFF
+        self._placing = _Placing(
+            "restart", recorded=seq & 0xFF, session=session, expected=(seq + 1) & 0xFF
+        )
+        self._session = session
         self._ackable = None
 
     def resync(self) -> list[DeviceEvent]:
@@ -420,8 +352,7 @@ class FramedDecoder:
         self._ack_due = True
         if self._sightings:
             self._sightings.clear()
-        if frame_type != HELLO:
-            events.append(frame_event(frame_type, payload, seq))
+        events.append(frame_event(frame_type, payload, seq, self._session))
 
     def _ahead(self, seq: int, frame_type: int, payload: bytes, events: list[DeviceEvent]) -> None:
         """A frame ahead of the expected one: dropped, for it comes again.
@@ -462,9 +393,17 @@ class FramedDecoder:
             return
         self.positions_in += 1
         oldest, next_seq = payload[0], payload[1]
-        self._session = int.from_bytes(payload[2:4], "big")
+        session = int.from_bytes(payload[2:4], "big")
+        self._session = session
         recorded, expected = placing.recorded, placing.expected
-        if recorded is not None and _unacknowledged(recorded, oldest, next_seq):
+        if recorded is not None and placing.session not in (None, session):
+            log.info(
+                "framed: the device is in session 0x%04x, not 0x%04x of the frame recorded "
+                "last: it restarted since; resuming at its oldest unacknowledged frame %d",
+                session, placing.session, oldest,
+            )
+            self._place(oldest, events)
+        elif recorded is not None and _unacknowledged(recorded, oldest, next_seq):
             self._place((recorded + 1) & 0xFF, events, recorded=recorded)
         elif placing.reason == "stuck" and expected is not None and not _behind(expected, oldest):
             self._place(expected, events)  # the device still has it: it comes again
@@ -484,8 +423,10 @@ class FramedDecoder:
         """A device that does not answer (version 1): follow what it sends again.
 
         The device repeats its frames in flight oldest first, so the start of a run of
-        frames seen at least :data:`V1_SIGHTINGS` times is where it resumes. When that is
-        not the frame expected, frames may have been lost: a :class:`SequenceGap`.
+        frames seen at least :data:`V1_SIGHTINGS` times is where it resumes. A run that
+        starts before the frame recorded last holds that frame too (the host's ACKs were
+        lost): the host goes on after it once it has come (:data:`V1_PATIENCE`). When the
+        start is not the frame expected, frames may have been lost: a :class:`SequenceGap`.
         """
         held, sightings = placing.held, placing.sightings
         recorded, expected = placing.recorded, placing.expected
@@ -498,6 +439,16 @@ class FramedDecoder:
         start = max(starts, key=lambda s: sightings[s])
         log.info("framed: no answer to QUERY: following the retransmissions from frame %d "
                  "(a device of protocol version 1)", start)
+        if recorded is not None and _run_holds(held, start, recorded):
+            # the device sends the frame recorded last in that run, which a lossy wire let
+            # through fewer times: it still has it, and the frames before it are duplicates
+            self._place((recorded + 1) & 0xFF, events, recorded=recorded)
+            return
+        if (
+            recorded is not None and expected is not None and _behind(start, expected)
+            and sightings[start] < V1_PATIENCE
+        ):
+            return  # it has the frame recorded last in flight too: that comes again
         if expected is not None and start != expected:
             why = (
                 "the device went on without them" if placing.reason == "stuck"
@@ -532,9 +483,29 @@ class FramedDecoder:
         log.warning("framed: %s", detail)
         events.append(SequenceGap(expected, resumed, detail))
 
+    def _session_unknown(self, seq: int, events: list[DeviceEvent]) -> None:
+        """A HELLO after a restart whose record has no session: a repeat, or a power-up?
+
+        The frames from the HELLO on are taken as a new session's (a power-up is the
+        likelier), and said: if the HELLO is a repeat, events recorded before the restart
+        come again.
+        """
+        placing = self._placing
+        if placing is None or placing.reason != "restart" or placing.session is not None:
+            return
+        assert placing.recorded is not None
+        detail = (
+            f"the device sent HELLO (frame {seq}) after the controller restarted, and the "
+            f"record names frame {placing.recorded} but not its session: frames from {seq} "
+            "on are taken as a new session; if the device did not restart, events up to "
+            f"frame {placing.recorded} are taken twice: check the table"
+        )
+        log.warning("framed: %s", detail)
+        events.append(SessionUnknown(detail))
+
     def _new_session(self, payload: bytes) -> bool:
         """Whether a HELLO announces a session not seen before (the device restarted)."""
-        if len(payload) != 3:
+        if len(payload) != HELLO_SIZE:
             return False
         session = int.from_bytes(payload[1:3], "big")
         if session == self._session:

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Final
 
 from baccarat.drivers.events import DeviceEvent
-from baccarat.drivers.framed import FramedEncoder, event_frame_parts
+from baccarat.drivers.framed import FramedEncoder
+from baccarat.drivers.framed_events import event_frame_parts
 from baccarat.drivers.framed_wire import (
     ACK,
     ALARM,

@@ -118,7 +118,7 @@ class LineDecoder:
         """The line protocol has no acknowledgements: always ``b""``."""
         return b""
 
-    def resume_after(self, seq: int) -> None:
+    def resume_after(self, seq: int, session: int | None = None) -> None:
         """The line protocol has no sequence numbers: nothing to resume."""
 
     def resync(self) -> list[DeviceEvent]:

@@ -121,19 +121,21 @@ class DeviceSource(abc.ABC):
 
     # -- for the consumer ------------------------------------------------------------
 
-    def resume_after(self, seq: int) -> None:
+    def resume_after(self, seq: int, session: int | None = None) -> None:
         """Frames up to device sequence number ``seq`` were recorded before a restart.
 
-        Call before the source starts. With ``framed``, the decoder asks the device where
-        it stands before it takes anything: frames up to ``seq`` that the device still
-        has are acknowledged and dropped instead of being delivered a second time, and a
+        ``session``: the device's session of frame ``seq`` (the ``session`` of its event),
+        if the record says. Call before the source starts. With ``framed``, the decoder
+        asks the device where it stands before it takes anything: frames up to ``seq``
+        that the device still has in that session are acknowledged and dropped instead of
+        being delivered a second time (its HELLO among them, if its ACK was lost), and a
         device past them resumes at its oldest unacknowledged frame. Without a call the
         decoder asks too (a host with no record): it never acknowledges a frame it did not
         take in order.
         """
         if self._started:
             raise DeviceSourceError("resume_after() must come before the source starts")
-        self.decoder.resume_after(seq)
+        self.decoder.resume_after(seq, session)
 
     def tell_alarms(self, alarms: Sequence[tuple[int, str]]) -> None:
         """Tell the device the table's open alarms now: ``(id, kind)`` of each.

@@ -71,6 +71,11 @@ class ShufflerFirmware:
         self.cards_queued = 0
         self._dealing_since: float | None = None
         self.unplugs = 0
+        self.deaf = False
+        """A fault, for tests: the host's bytes are lost on their way (set under the lock).
+
+        The shuffler retransmits what it sent, as to a host that died before it wrote its
+        acknowledgements."""
 
     @property
     def dealt_all(self) -> bool:
@@ -91,8 +96,9 @@ class ShufflerFirmware:
         return min((t for t in times if t is not None), default=None)
 
     def receive_out(self, data: bytes, now: float) -> None:
-        """Acknowledgements from the host release frames from the window."""
-        self.sender.receive(data)
+        """Acknowledgements from the host release frames from the window (unless deaf)."""
+        if not self.deaf:
+            self.sender.receive(data)
 
     def unplugged(self) -> None:
         """The frames in flight are lost on the wire; the sender retransmits them later."""

@@ -56,6 +56,17 @@ def test_device_fault_bad_data_and_journal_reports() -> None:
     assert kinds == ["device_fault", "bad_data", "journal_damaged"]
 
 
+def test_a_device_hello_is_recorded_and_changes_nothing() -> None:
+    """The device's power-up is journaled for its session (PROTOCOL.md 6.4): no message."""
+    table = Table("macau", burn="none", decks=8, open_mode="explicit")
+    table.do("shoe", "open", "7S")
+    hello = parse_input("device hello protocol version 2, session 0x1a2b")
+    assert hello.to_text() == "device hello protocol version 2, session 0x1a2b"
+    outcome = table.engine.feed(hello)
+    assert (outcome.messages, outcome.refused) == ([], None)
+    assert of(table.do("6H", "KS", "KH"), "result")  # the round goes on as before
+
+
 def test_resume_continues_numbering_at_the_next_shoe() -> None:
     profile = load_profile("macau", burn="none")
     first = Engine(profile)

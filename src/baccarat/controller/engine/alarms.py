@@ -55,6 +55,10 @@ They and every alarm with corrections (open until settled) are the open alarms o
 retained ``alarms`` topic; any other alarm is a one-off notice and is never open.
 """
 
+NOTED: Final[frozenset[DeviceReportKind]] = frozenset({"hello"})
+"""Device reports the journal keeps and the engine takes no action on: a device's power-up
+(its session, for the next restart: PROTOCOL.md 6.4)."""
+
 RECOVERS: Final[dict[DeviceReportKind, DeviceReportKind]] = {
     "link_up": "link_down",
     "publish_accepted": "publish_refused",

@@ -1167,6 +1167,8 @@ class Engine:
 
     def _on_device(self, inp: DeviceReport) -> None:
         """A device's report: an alarm, or the end of a lasting one (``link_up``...)."""
+        if inp.kind in alarms.NOTED:
+            return
         raised_by = alarms.RECOVERS.get(inp.kind)
         if raised_by is not None:
             alarm = self._lasting.pop(raised_by, None)

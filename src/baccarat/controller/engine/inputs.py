@@ -23,13 +23,15 @@ class Input:
 
     ``ts`` is the time the input arrived (Unix seconds), given by whoever feeds the
     engine: the engine never reads a clock. ``device_seq`` is the frame number of an
-    input that came from a ``framed`` device; the engine ignores it and it takes no part
-    in equality. The journal keeps it, so that frames a device sends again after a
-    restart are known as already recorded.
+    input that came from a ``framed`` device, and ``device_session`` the device's session
+    of that frame (PROTOCOL.md 6.4), if known; the engine ignores both and they take no
+    part in equality. The journal keeps them, so that frames a device sends again after a
+    restart, its HELLO among them, are known as already recorded.
     """
 
     ts: float | None = None
     device_seq: int | None = field(default=None, compare=False)
+    device_session: int | None = field(default=None, compare=False)
     origin: str | None = None
     """Who gave a command: ``pit/<operator>`` (the broker account that sent it),
     ``pit`` (a command on the old topic, with no operator), or ``button`` (the dealer's
@@ -191,7 +193,7 @@ class EndShoe(Input):
 
 DeviceReportKind = Literal[
     "link_down", "link_up", "fault", "bad_data", "journal", "restart", "clock", "sequence_gap",
-    "publish_refused", "publish_accepted", "shoe_deaf", "shoe_hears",
+    "publish_refused", "publish_accepted", "shoe_deaf", "shoe_hears", "hello",
 ]
 
 
@@ -202,7 +204,8 @@ class DeviceReport(Input):
     The link was lost or is back, the device reported a fault, bytes were not a frame, the
     journal had a damaged tail that was cut off at start, or the daemon restarted while a
     round was in progress (``restart``); the broker refuses the table's messages
-    (``publish_refused``) or accepts them again (``publish_accepted``).
+    (``publish_refused``) or accepts them again (``publish_accepted``); the device powered
+    up (``hello``: recorded, so that a restart knows its session; no alarm).
     """
 
     kind: DeviceReportKind

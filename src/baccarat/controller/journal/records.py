@@ -10,14 +10,16 @@ engine input::
     #journal {"version":1,"file":7,"first_record":1235,"counters":{...},"profile":{...},
              "table":"T05"} *3b9ac9ff
     1235 1718000000.123456 shoe 8 *0c4f1e2a
-    1236 1718000001.500000/42 4S *9e1d77b0
+    1236 1718000001.500000/42@1a2b 4S *9e1d77b0
     1237 - void dealer dropped a card *5a0b3c71
 
-A record is ``<record number> <ts>[/<frame>] <input> *<crc>``. The record number counts up
-by one across files. ``ts`` is the input's time with 6 decimals (more if that is what it
-takes to read back the same float, so a replay feeds the engine exactly what it was fed),
-or ``-`` when the input had none; ``/<frame>`` is the device's frame number, when the
-input came in a numbered frame. The input is its one-line notation (``notation(inp)``,
+A record is ``<record number> <ts>[/<frame>[@<session>]] <input> *<crc>``. The record
+number counts up by one across files. ``ts`` is the input's time with 6 decimals (more if
+that is what it takes to read back the same float, so a replay feeds the engine exactly
+what it was fed), or ``-`` when the input had none; ``/<frame>`` is the device's frame
+number, when the input came in a numbered frame, and ``@<session>`` the device's session
+of that frame in 4 hex digits, when the host knew it (PROTOCOL.md 6.4; records written
+before sessions were recorded have none). The input is its one-line notation (``notation(inp)``,
 with ``by=<origin>`` in front for an operator's command or a dealer's button,
 read back by ``parse_input``; a void is ``void`` when confirmed, as every void recorded
 before confirmation existed was carried out, and ``void_unconfirmed`` when not, so old
@@ -52,6 +54,7 @@ Record = tuple[int, Input]
 FILE_NAME = re.compile(r"shoe-(\d{6,})\.journal")
 _CRC_HEX = re.compile(rb"[0-9a-f]{8}")
 _NUMBER = re.compile(rb"[0-9]+")
+_SESSION = re.compile(rb"[0-9a-f]{4}")
 
 
 class UnrecordableInputError(BaccaratError, ValueError):
@@ -95,7 +98,7 @@ def as_recorded(inp: Input) -> Input:
     recorded = parse_input(notation(inp), inp.ts)
     if inp.device_seq is None:
         return recorded
-    return replace(recorded, device_seq=inp.device_seq)
+    return replace(recorded, device_seq=inp.device_seq, device_session=inp.device_session)
 
 
 def encode_record(number: int, inp: Input) -> bytes:
@@ -113,6 +116,8 @@ def encode_record(number: int, inp: Input) -> bytes:
     ts = "-" if inp.ts is None else format_ts(inp.ts)
     if inp.device_seq is not None:
         ts += f"/{int(inp.device_seq)}"
+        if inp.device_session is not None:
+            ts += f"@{int(inp.device_session) & 0xFFFF:04x}"
     return _seal(f"{number} {ts} {text}".encode())
 
 
@@ -128,15 +133,20 @@ def decode_record(line: bytes) -> Record:
     parts = body.split(b" ", 2)
     if len(parts) != 3 or not _NUMBER.fullmatch(parts[0]):
         raise RecordError("not a record: expected '<number> <ts> <input>'")
+    stamp, _, device = parts[1].partition(b"/")
     try:
-        stamp, _, device = parts[1].partition(b"/")
         ts = None if stamp == b"-" else float(stamp)
         inp = parse_input(parts[2].decode("utf-8"), ts)
-        if device:
-            inp = replace(inp, device_seq=int(device))
-        return int(parts[0]), inp
     except (ValueError, InputError) as exc:  # UnicodeDecodeError is a ValueError
         raise RecordError(f"not an input: {exc}") from None
+    if not device:
+        return int(parts[0]), inp
+    frame, at, session = device.partition(b"@")
+    if not _NUMBER.fullmatch(frame) or (at and not _SESSION.fullmatch(session)):
+        shown = device[:20].decode("ascii", errors="replace")
+        raise RecordError(f"not a device frame: {shown!r} (expected <frame>[@<session>])")
+    device_session = int(session, 16) if at else None
+    return int(parts[0]), replace(inp, device_seq=int(frame), device_session=device_session)
 
 
 def encode_header(header: Header) -> bytes:

@@ -131,6 +131,14 @@ class Recovery:
         return None
 
     @property
+    def last_device_session(self) -> int | None:
+        """The device's session of that frame (``None``: none, or not recorded with it)."""
+        for _, inp in reversed(self.records):
+            if inp.device_seq is not None:
+                return inp.device_session
+        return None
+
+    @property
     def clean(self) -> bool:
         """True when nothing had to be dropped."""
         return not self.problems

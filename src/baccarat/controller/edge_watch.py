@@ -25,19 +25,32 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import TYPE_CHECKING, Final
+from typing import Final, Protocol
 
 from baccarat.cards import RANKS
-from baccarat.controller.engine.engine import Engine
-from baccarat.controller.engine.inputs import Advantage
+from baccarat.controller.config import Config
+from baccarat.controller.engine.engine import Engine, Outcome
+from baccarat.controller.engine.inputs import Advantage, Input
 from baccarat.controller.journal.reader import JournalError
-from baccarat.controller.publisher import OutMessage
+from baccarat.controller.publisher import Outbox, OutMessage
 from baccarat.messages.bodies import BetEdge, EdgeMessage
 from baccarat.rules.edge import BETS, Bet, EdgeError, LiveOdds, ShoeTooShortError, live_odds
 from baccarat.rules.profiles import Profile
 
-if TYPE_CHECKING:
-    from baccarat.controller.table import Table
+
+class Table(Protocol):
+    """What the watch uses of the table (:class:`baccarat.controller.table.Table`)."""
+
+    config: Config
+    profile: Profile
+    outbox: Outbox
+    engine: Engine
+
+    def handle(self, inp: Input) -> Outcome:
+        """Journal the input, apply it, queue what it produced."""
+
+    def now(self) -> float:
+        """The time an input arrives."""
 
 log = logging.getLogger("baccarat.edge")
 

@@ -406,7 +406,8 @@ class EdgeMessage:
     """The exact odds of the next round on the cards left, after a card (retained).
 
     Made by the daemon's edge watch, not by the engine: it has no ``seq`` (the cards it was
-    computed for are named instead) and players' boards never subscribe to it.
+    computed for are named instead) and players' boards never subscribe to it
+    (:data:`~baccarat.messages.catalog.SURVEILLANCE_TOPICS`).
     """
 
     __pydantic_config__: ClassVar[ConfigDict] = MESSAGE_CONFIG

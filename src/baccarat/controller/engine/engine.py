@@ -1221,13 +1221,13 @@ class Engine:
                 f"{inp.cards_out} cards out; shoe {shoe.number} round {shoe.round_no} has "
                 f"{out} out: stale"
             )
-        standing = self._advantages.get(inp.bet)
-        if inp.on == (standing is not None):
+        alarm = self._advantages.get(inp.bet)
+        if inp.on == (alarm is not None):
             state = "stands already" if inp.on else "is not standing"
             raise RefusedError(f"the {inp.bet} advantage {state}")
-        if standing is not None:
+        if alarm is not None:
             del self._advantages[inp.bet]
-            self._clear(standing, "edge", None)
+            self._clear(alarm, "edge", None)
             return
         rnd = self.round if self.round is not None and self.round.number == inp.round else None
         text = alarms.advantage(inp.bet, inp.player_edge, inp.threshold, inp.cards_out)

@@ -2,8 +2,9 @@
 
 Subscribes to each of ``{prefix}/{table}/``'s board topics (``accept.BOARD_TOPICS``: all
 but the surveillance topics, the live ``edge``) and redraws as messages arrive; an
-``advantage`` notice on ``alarm`` is not folded. Every body is checked against its topic (:mod:`baccarat.boards.accept`) before it is folded: the controller's
-messages, the retained ``status`` (online/offline) and the pit's ``limits``. Commands
+``advantage`` notice on ``alarm`` is not folded. Every body is checked against its topic
+(:mod:`baccarat.boards.accept`) before it is folded: the controller's messages, the
+retained ``status`` (online/offline) and the pit's ``limits``. Commands
 (``cmd/...``) and replies are not for boards and are skipped; a body that is refused is
 counted and shown, never fatal.
 

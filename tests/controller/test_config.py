@@ -135,3 +135,48 @@ def test_the_protocol_is_a_registered_codec(tmp_path: Path) -> None:
     path.write_text('table = "T1"\n[device]\npath = "/dev/ttyUSB0"\nprotocol = "morse"\n')
     with pytest.raises(ConfigError, match=r"device\.protocol: .*unknown protocol 'morse'"):
         load_config(path)
+
+
+def edge_toml(tmp_path: Path, edge: str, profile: str = "macau") -> Path:
+    path = tmp_path / "table.toml"
+    path.write_text(f'table = "T1"\nprofile = "{profile}"\n[edge]\n{edge}\n')
+    return path
+
+
+def test_the_edge_watches_tie_and_pairs_at_zero_unless_told(tmp_path: Path) -> None:
+    assert load_config(edge_toml(tmp_path, "")).edge.thresholds() == {
+        "tie": 0.0, "player_pair": 0.0, "banker_pair": 0.0,
+    }
+    config = load_config(edge_toml(tmp_path, "advantage = 0.05\ntie = 0.02\nbanker = 0.001"))
+    assert config.edge.thresholds() == {
+        "banker": 0.001, "tie": 0.02, "player_pair": 0.05, "banker_pair": 0.05,
+    }
+    assert load_config(edge_toml(tmp_path, "enabled = false")).edge.thresholds() == {}
+
+
+@pytest.mark.parametrize(("edge", "why"), [
+    ("advantage = -0.2", r"edge\.advantage: -0\.2 for tie: a player edge above the full "
+                         r"shoe's -0\.1436 \(else it stands from the first card\)"),
+    ("tie = 8.5", r"edge\.tie: 8\.5 for tie: .* at most the payout 8\.0"),
+    ("banker = -0.05", r"edge\.banker: -0\.05 for banker: a player edge above the full "
+                       r"shoe's -0\.0106"),
+    ('player_pair = "nan"', r"edge\.player_pair: Input should be a finite number"),
+    ("tie = inf", r"edge\.tie: Input should be a finite number"),
+    ('advantage = "high"', r"edge\.advantage: Input should be a valid number"),
+    ("threshold = 0.1", r"edge\.threshold: Extra inputs are not permitted"),
+])
+def test_a_bad_threshold_is_named_with_what_it_may_be(
+    tmp_path: Path, edge: str, why: str
+) -> None:
+    with pytest.raises(ConfigError, match=why):
+        load_config(edge_toml(tmp_path, edge))
+
+
+def test_a_bad_threshold_stops_the_daemon_with_status_2(tmp_path: Path) -> None:
+    path = edge_toml(tmp_path, "advantage = -1")
+    run = subprocess.run(
+        [sys.executable, "-m", "baccarat.cli", "run", "--config", str(path)],
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert run.returncode == 2
+    assert "edge.advantage: -1.0 for tie" in run.stderr

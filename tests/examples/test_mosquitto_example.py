@@ -155,6 +155,22 @@ async def test_the_controller_publishes_and_its_readers_read(floor: Mosquitto) -
         assert await first_payload(other_board) == b"T08"
 
 
+async def test_boards_never_read_the_live_edge(floor: Mosquitto) -> None:
+    async with (
+        login(floor, CONTROLLER) as controller,
+        login(floor, BOARD) as board,
+        login(floor, PIT_SCREEN) as screen,
+        login(floor, PIT) as pit,
+    ):
+        for reader in (board, screen, pit):
+            await reader.subscribe("baccarat/#", qos=1)
+        await controller.publish("baccarat/T07/edge", b"tie favours the bettor", qos=1)
+        assert await first_payload(pit) == b"tie favours the bettor"
+        await controller.publish("baccarat/T07/card", b"a card", qos=1)
+        assert await first_payload(board) == b"a card"  # the edge never came before it
+        assert await first_payload(screen) == b"a card"
+
+
 async def test_only_the_pit_sends_commands(floor: Mosquitto) -> None:
     async with (
         login(floor, CONTROLLER) as controller,

@@ -28,10 +28,11 @@ from typing import Any, Final
 
 from pydantic import ValidationError
 
-from baccarat.messages.bodies import Message, type_name
+from baccarat.messages.bodies import EdgeMessage, Message, adapter, type_name
 from baccarat.messages.catalog import (
     MESSAGE_TYPES,
     SCHEMA_TYPES,
+    SURVEILLANCE_TOPICS,
     parse_message,
     rendered_schemas,
 )
@@ -100,6 +101,9 @@ def _topic_types() -> dict[str, tuple[str, ...]]:
 TOPIC_TYPES: Final[Mapping[str, tuple[str, ...]]] = _topic_types()
 """A table topic's last level -> the only ``type`` values a body on it may have."""
 MESSAGE_NAMES: Final = frozenset(type_name(cls) for cls in MESSAGE_TYPES)
+BOARD_TOPICS: Final = tuple(topic for topic in TOPIC_TYPES if topic not in SURVEILLANCE_TOPICS)
+"""What a players' board subscribes to, topic by topic: everything of its table but the
+surveillance topics (``edge``), which a subscription to ``{table}/#`` would bring."""
 
 
 def skipped(kind: str) -> bool:
@@ -128,7 +132,7 @@ class Fault:
     text: str
 
 
-Accepted = Message | LimitsMessage | ControllerStatus | Fault
+Accepted = Message | LimitsMessage | EdgeMessage | ControllerStatus | Fault
 
 
 class _RefusedError(ValueError):
@@ -171,6 +175,9 @@ def _accept(kind: str, payload: bytes, table: str) -> Accepted:
         except LimitsError as exc:
             raise _RefusedError(_shown(str(exc), 160)) from None
     try:
+        if name == "edge":
+            edge: EdgeMessage = adapter(EdgeMessage).validate_json(payload, strict=True)
+            return edge
         message = parse_message(payload, strict=True)
     except ValidationError as exc:
         first = exc.errors()[0]
@@ -294,6 +301,7 @@ def web_catalog() -> str:
         "SAFE_INTEGER": SAFE_INTEGER,
         "TOPIC_TYPES": TOPIC_TYPES,
         "MESSAGE_TYPES": sorted(MESSAGE_NAMES),
+        "BOARD_TOPICS": list(BOARD_TOPICS),
         "SCHEMAS": web_schemas(),
     }
     lines = [

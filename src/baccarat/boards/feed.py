@@ -1,8 +1,10 @@
 """A board's feed from the broker, and the live terminal board drawn from it.
 
-Subscribes to ``{prefix}/{table}/#`` and redraws as messages arrive. Every body is checked
-against its topic (:mod:`baccarat.boards.accept`) before it is folded: the controller's
-messages, the retained ``status`` (online/offline) and the pit's ``limits``. Commands
+Subscribes to each of ``{prefix}/{table}/``'s board topics (``accept.BOARD_TOPICS``: all
+but the surveillance topics, the live ``edge``) and redraws as messages arrive; an
+``advantage`` notice on ``alarm`` is not folded. Every body is checked against its topic
+(:mod:`baccarat.boards.accept`) before it is folded: the controller's messages, the
+retained ``status`` (online/offline) and the pit's ``limits``. Commands
 (``cmd/...``) and replies are not for boards and are skipped; a body that is refused is
 counted and shown, never fatal.
 
@@ -17,7 +19,14 @@ from dataclasses import replace
 from typing import Final
 
 from baccarat.backoff import Backoff
-from baccarat.boards.accept import ControllerStatus, Fault, Refused, accept, skipped
+from baccarat.boards.accept import (
+    BOARD_TOPICS,
+    ControllerStatus,
+    Fault,
+    Refused,
+    accept,
+    skipped,
+)
 from baccarat.boards.state import (
     BoardState,
     fold,
@@ -25,6 +34,7 @@ from baccarat.boards.state import (
     with_limits,
     with_link,
 )
+from baccarat.messages.bodies import SURVEILLANCE_KINDS, AlarmMessage, EdgeMessage
 from baccarat.messages.limits import LimitsMessage
 
 DEFAULT_PORT: Final = 1883
@@ -74,6 +84,10 @@ def receive(state: BoardState, base: str, topic: str, payload: bytes) -> BoardSt
             return state  # the journal fault: the retained status says offline, and why
         case LimitsMessage():
             return with_limits(state, body)
+        case EdgeMessage():
+            return state  # not subscribed: for the house's eyes only
+        case AlarmMessage() if body.kind in SURVEILLANCE_KINDS:
+            return state  # an advantage notice: players never see it
     return fold(state, body)
 
 
@@ -103,7 +117,8 @@ class BoardFeed:
                     timeout=CONNECT_TIMEOUT,
                 ) as client:
                     self.backoff.reset()
-                    await client.subscribe(f"{self.base}/#", qos=1)
+                    # topic by topic, not {base}/#: never the surveillance topics (edge)
+                    await client.subscribe([(f"{self.base}/{t}", 1) for t in BOARD_TOPICS])
                     self.state = with_link(self.state, "connected")
                     async for message in client.messages:
                         self.feed(str(message.topic), _as_bytes(message.payload))

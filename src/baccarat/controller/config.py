@@ -36,6 +36,7 @@ from pydantic_settings import (
 from baccarat.drivers.codec import codec_names, get_codec
 from baccarat.drivers.events import DealerButton
 from baccarat.errors import BaccaratError
+from baccarat.rules.edge import Bet, cards_left, live_odds
 from baccarat.rules.profiles import MIN_REAL_DECKS, Profile, ProfileError, load_profile
 
 _log = logging.getLogger(__name__)
@@ -154,6 +155,39 @@ class MetricsConfig(_Section):
     host: str = Field(default="127.0.0.1", description="Loopback unless a scraper needs more.")
 
 
+class EdgeConfig(_Section):
+    """The live edge (``controller/edge_watch.py``) and its ``advantage`` thresholds.
+
+    A threshold is a player edge per unit staked (0.02: the bettor wins 2 % of his stake on
+    average): at or above it the bet raises ``advantage``, below it the notice goes back.
+    ``advantage`` is the one figure of the tie and both pairs, each overridable; banker and
+    player are watched only when given a figure of their own (they barely move).
+    """
+
+    enabled: bool = Field(default=True, description="Compute and publish the edge.")
+    advantage: float = Field(
+        default=0.0, allow_inf_nan=False,
+        description="The player edge at or above which the tie and pair bets raise advantage.",
+    )
+    banker: float | None = Field(default=None, allow_inf_nan=False)
+    player: float | None = Field(default=None, allow_inf_nan=False)
+    tie: float | None = Field(default=None, allow_inf_nan=False)
+    player_pair: float | None = Field(default=None, allow_inf_nan=False)
+    banker_pair: float | None = Field(default=None, allow_inf_nan=False)
+
+    def thresholds(self) -> dict[Bet, float]:
+        """Each watched bet's threshold (none when the edge is off)."""
+        if not self.enabled:
+            return {}
+        figures: dict[Bet, float | None] = {
+            "banker": self.banker, "player": self.player,
+            "tie": self.advantage if self.tie is None else self.tie,
+            "player_pair": self.advantage if self.player_pair is None else self.player_pair,
+            "banker_pair": self.advantage if self.banker_pair is None else self.banker_pair,
+        }
+        return {bet: figure for bet, figure in figures.items() if figure is not None}
+
+
 class Config(BaseSettings):
     """Everything ``baccarat run`` needs."""
 
@@ -175,6 +209,7 @@ class Config(BaseSettings):
     broker: BrokerConfig = BrokerConfig()
     journal: JournalConfig = JournalConfig()
     metrics: MetricsConfig = MetricsConfig()
+    edge: EdgeConfig = EdgeConfig()
 
     @classmethod
     def settings_customise_sources(
@@ -277,7 +312,7 @@ def load_config(path: Path | None, **overrides: Any) -> Config:
         ) from None
     finally:
         Config.toml_path = None
-    problems = _profile_problems(config)
+    problems = _profile_problems(config) or _edge_problems(config)
     if problems:
         raise ConfigError(_describe(path, problems))
     return config
@@ -304,6 +339,29 @@ def _profile_problems(config: Config) -> list[FieldProblem]:
     except (OSError, tomllib.TOMLDecodeError, KeyError) as exc:
         return [(("profile",), f"cannot read the profile {config.profile!r}: {exc}")]
     return []
+
+
+def _edge_problems(config: Config) -> list[FieldProblem]:
+    """Thresholds that would stand from a shoe's first card, or that no shoe can reach.
+
+    The tie's player edge on a full shoe is about -14 % and can reach its payout (8) only
+    when every card left makes a tie; a threshold at or below the full shoe's figure would
+    raise advantage on every shoe, one above the payout never.
+    """
+    profile = config.rule_profile()
+    full = live_odds(profile, cards_left(profile, ()))
+    problems: list[FieldProblem] = []
+    for bet, threshold in config.edge.thresholds().items():
+        start = -float(full.house_edge(bet))
+        most = getattr(profile.payouts, "pair" if bet.endswith("_pair") else bet)
+        field = bet if getattr(config.edge, bet) is not None else "advantage"
+        if not start < threshold <= most and ("edge", field) not in dict(problems):
+            problems.append((
+                ("edge", field),
+                f"{threshold} for {bet}: a player edge above the full shoe's {start:+.4f} "
+                f"(else it stands from the first card) and at most the payout {most}",
+            ))
+    return problems
 
 
 def _rules_problem(config: Config, field: FieldPath, text: str) -> FieldProblem:

@@ -45,6 +45,7 @@ from baccarat.controller.device_inputs import (
     restart_report,
     watch_deaf,
 )
+from baccarat.controller.edge_watch import watch_edge
 from baccarat.controller.engine.engine import Engine, Outcome
 from baccarat.controller.engine.inputs import DeviceReport, Input, NewShoe, VoidRound
 from baccarat.controller.faults import (
@@ -125,6 +126,7 @@ class Table:
         """A step back of the clock, read and not yet journaled (:meth:`now`)."""
         self.bad_data = BadDataSummary()
         self._bad_flush: asyncio.TimerHandle | None = None
+        self.edge = watch_edge(self)  # the live edge, off the loop; None when it is off
 
     # ------------------------------------------------------------------ recovery
 
@@ -169,6 +171,8 @@ class Table:
         if restart is not None:
             self.handle(restart)
         self.check_clock()  # a clock behind the journal's newest record: an alarm at once
+        if self.edge is not None:  # the recovered shoe's edge
+            self.edge.note(self.engine, newest_time(report.inputs))
         log.info(
             "journal: %d input(s) replayed, %d older file(s) for the %d message(s) to publish "
             "again (after seq %d), %d problem(s)%s",
@@ -272,6 +276,8 @@ class Table:
             except JournalError as exc:  # this input is recorded; the next could not be
                 self.stop_on_fault(f"{exc}: cannot record inputs")
         self._tell_device_alarms()
+        if self.edge is not None:
+            self.edge.note(self.engine, inp.ts)
         return outcome
 
     def _tell_device_alarms(self) -> None:
@@ -434,6 +440,8 @@ class Table:
                 group.create_task(self._watchdog_loop(), name="watchdog"),
                 group.create_task(self._ready(), name="ready"),
             ]
+            if self.edge is not None:
+                others.append(group.create_task(self.edge.run(), name="edge"))
             reading: asyncio.Task[None] | None = None
             if device is not None:
                 reading = group.create_task(self._read_device(device), name="device")

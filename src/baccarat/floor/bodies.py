@@ -56,6 +56,7 @@ BODY_TYPES: Final[Mapping[str, BodyType]] = {
     "shoe": BodyType(("shoe",), sequenced=True),
     "roads": BodyType(("roads",), sequenced=True, derived=True),
     "recall": BodyType(("recall",), sequenced=True),
+    "edge": BodyType(("edge",), sequenced=False),  # the daemon's live edge, retained
     "limits": BodyType(("limits",), sequenced=False),  # the pit's, retained
     "status": BodyType(("status",), sequenced=False),  # the table's, retained, its last will
     "fault": BodyType(("alarm", "fault"), sequenced=False),  # a journal fault stops the table

@@ -18,6 +18,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import ConfigDict, Field, TypeAdapter
 from pydantic_core import SchemaSerializer
 
+from baccarat.rules.edge import Bet
 from baccarat.rules.tableau import Position, Winner
 
 SCHEMA_VERSION = 1
@@ -45,7 +46,11 @@ AlarmKind = Literal[
     "sequence_gap",
     "publish_refused",
     "shoe_deaf",
+    "advantage",
 ]
+SURVEILLANCE_KINDS: frozenset[AlarmKind] = frozenset({"advantage"})
+"""Notices for the house's eyes only: the pit and surveillance show them, players' boards
+never do (a bet that favours the bettor, shown at the table, would invite that bet)."""
 Correction = Literal["accept_as_burn", "void", "deal", "declare", "burn", "open"]
 ShoePhase = Literal["burning", "ready", "in_round", "closed"]
 
@@ -380,3 +385,64 @@ class RecallMessage(Message):
     retained: ClassVar[bool] = True
     type: Literal["recall"] = "recall"
     rounds: list[RecalledRound]
+
+
+@dataclass(slots=True, kw_only=True)
+class BetEdge:
+    """One bet on the next round: its chance of winning and the house's edge on it."""
+
+    __pydantic_config__: ClassVar[ConfigDict] = MESSAGE_CONFIG
+
+    chance: float
+    edge: Annotated[
+        float,
+        Field(description="The house's edge per unit staked (a push counts 0): negative when "
+              "the cards left favour the bettor. Banker's commission included."),
+    ]
+
+
+@dataclass(slots=True, kw_only=True)
+class EdgeMessage:
+    """The exact odds of the next round on the cards left, after a card (retained).
+
+    Made by the daemon's edge watch, not by the engine: it has no ``seq`` (the cards it was
+    computed for are named instead) and players' boards never subscribe to it
+    (:data:`~baccarat.messages.catalog.SURVEILLANCE_TOPICS`).
+    """
+
+    __pydantic_config__: ClassVar[ConfigDict] = MESSAGE_CONFIG
+    topic: ClassVar[str] = "edge"
+    retained: ClassVar[bool] = True
+
+    schema_version: Annotated[int, Field(alias="schema")] = SCHEMA_VERSION
+    type: Literal["edge"] = "edge"
+    ts: Annotated[
+        float | None,
+        Field(description="Time of the input after which it was computed (Unix seconds)."),
+    ] = None
+    shoe: int
+    round: Annotated[int, Field(description="The shoe's last round begun; 0 before the first.")]
+    cards_out: Annotated[
+        int,
+        Field(description="Cards of the shoe known to be out (dealt, burned, held aside) "
+              "when it was computed."),
+    ]
+    cards_left: Annotated[int, Field(description="Cards left in the shoe, as the engine counts.")]
+    unread: Annotated[
+        int,
+        Field(description="Cards out that the shoe could not read: the odds take them as "
+              "unknown, which is exact for what is known."),
+    ] = 0
+    banker: BetEdge
+    player: BetEdge
+    tie: BetEdge
+    player_pair: BetEdge
+    banker_pair: BetEdge
+    over: Annotated[
+        list[Bet],
+        Field(description="The bets whose player edge is at or above the table's threshold."),
+    ] = field(default_factory=list)
+
+    def to_bytes(self) -> bytes:
+        """The published body, compact JSON with the schema's field names."""
+        return serializer(type(self)).to_json(self, by_alias=True)

@@ -12,6 +12,7 @@ from baccarat.messages.bodies import (
     AlarmMessage,
     AlarmsMessage,
     CardMessage,
+    EdgeMessage,
     Message,
     RecallMessage,
     ResultMessage,
@@ -40,8 +41,12 @@ MESSAGE_TYPES: Final[tuple[type[Message], ...]] = (
 """Every message model the controller publishes, in a stable order."""
 RETAINED_TOPICS: Final = frozenset(cls.topic for cls in MESSAGE_TYPES if cls.retained)
 """The topics whose messages are retained (for whoever has only a topic to go by)."""
-SCHEMA_TYPES: Final[tuple[type[Any], ...]] = (*MESSAGE_TYPES, LimitsMessage)
-"""Every body with a JSON Schema: the controller's, and the pit's retained ``limits``."""
+SCHEMA_TYPES: Final[tuple[type[Any], ...]] = (*MESSAGE_TYPES, EdgeMessage, LimitsMessage)
+"""Every body with a JSON Schema: the engine's, the daemon's ``edge`` and the pit's
+retained ``limits``."""
+SURVEILLANCE_TOPICS: Final = frozenset({EdgeMessage.topic})
+"""Topics for the house's eyes only, which players' boards never subscribe to: the live
+edge says when a bet favours the bettor, and shown at the table it would invite the bet."""
 
 _ADAPTER: Final[TypeAdapter[Any]] = TypeAdapter(
     Annotated[Union[MESSAGE_TYPES], Field(discriminator="type")]  # type: ignore[arg-type]  # noqa: UP007

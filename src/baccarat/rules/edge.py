@@ -28,7 +28,7 @@ from fractions import Fraction
 from functools import cache
 from itertools import combinations_with_replacement
 from math import factorial, prod
-from typing import Final
+from typing import Final, Literal, get_args
 
 from baccarat.cards import RANKS, Card
 from baccarat.errors import BaccaratError
@@ -39,6 +39,10 @@ ROUND_CARDS: Final = 6
 """The most cards one round can take (Art. 9): fewer left and a round may not finish."""
 
 _VALUES: Final = 10
+
+Bet = Literal["banker", "player", "tie", "player_pair", "banker_pair"]
+"""The bets of Art. 13, by the names of :class:`LiveOdds`'s fields."""
+BETS: Final[tuple[Bet, ...]] = get_args(Bet)
 
 
 class EdgeError(BaccaratError, ValueError):
@@ -69,6 +73,16 @@ class LiveOdds:
     edge_tie: Fraction
     edge_player_pair: Fraction
     edge_banker_pair: Fraction
+
+    def chance(self, bet: Bet) -> Fraction:
+        """The chance that ``bet`` wins the next round."""
+        chance: Fraction = getattr(self, bet)
+        return chance
+
+    def house_edge(self, bet: Bet) -> Fraction:
+        """The house's edge on ``bet``; the bettor's, the player edge, is its negative."""
+        edge: Fraction = getattr(self, f"edge_{bet}")
+        return edge
 
     def as_floats(self) -> dict[str, float]:
         """Every chance and edge as a float, by field name (``cards_left`` left out)."""

@@ -59,6 +59,8 @@ export function receiveBody(state, kind, text, table, bytes = text.length) {
       return state; // the journal fault: the retained status says offline, and why
     case "limits":
       return withLimits(state, body);
+    case "edge":
+      return state; // the live edge, for the house's eyes only: the pit keeps it (pit/web/edge.js)
     default:
       return fold(state, body);
   }

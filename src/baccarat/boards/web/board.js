@@ -1,5 +1,6 @@
 // The web result board: reads /config.json (written by `baccarat board --web`), subscribes
-// to {prefix}/{table}/# over MQTT-over-WebSocket and redraws once per animation frame.
+// to {prefix}/{table}/'s board topics (catalog.js BOARD_TOPICS: all but the live `edge`,
+// never shown to players) over MQTT-over-WebSocket and redraws once per animation frame.
 //
 // Query parameters override the configuration: ?table=T1&prefix=baccarat&lang=zh-Hans
 // &view=pit&ws=ws://broker:9001/mqtt. Languages (labels.js LANGUAGES): both (English and
@@ -7,6 +8,7 @@
 // players (the default: a short notice while an alarm is open), pit (the alarms in full).
 
 import mqtt from "./vendor/mqtt.esm.js";
+import { BOARD_TOPICS } from "./catalog.js";
 import { applyLabels, LABELS, LANGUAGE_ORDER, LANGUAGES, languageMode } from "./labels.js";
 import { BoardView } from "./render.js";
 import { receiveBody, skipped } from "./accept.js";
@@ -113,7 +115,7 @@ async function main() {
   client.on("connect", () => {
     connectedOnce = true;
     update(withLink(state, "connected"));
-    client.subscribe(`${base}/#`, { qos: 1 });
+    client.subscribe(BOARD_TOPICS.map((topic) => `${base}/${topic}`), { qos: 1 });
   });
   // "lost" once it had been connected: what is on the screen may be out of date
   client.on("reconnect", () => update(withLink(state, connectedOnce ? "lost" : "connecting")));

@@ -17,6 +17,9 @@ export const TOPIC_TYPES = {
  "card": [
   "card"
  ],
+ "edge": [
+  "edge"
+ ],
  "fault": [
   "fault"
  ],
@@ -55,6 +58,20 @@ export const MESSAGE_TYPES = [
  "roads",
  "round",
  "shoe",
+ "void"
+];
+export const BOARD_TOPICS = [
+ "alarm",
+ "alarms",
+ "card",
+ "fault",
+ "limits",
+ "recall",
+ "result",
+ "roads",
+ "round",
+ "shoe",
+ "status",
  "void"
 ];
 export const SCHEMAS = {
@@ -133,7 +150,8 @@ export const SCHEMAS = {
      "clock_behind",
      "sequence_gap",
      "publish_refused",
-     "shoe_deaf"
+     "shoe_deaf",
+     "advantage"
     ],
     "type": "string"
    },
@@ -229,7 +247,8 @@ export const SCHEMAS = {
      "clock_behind",
      "sequence_gap",
      "publish_refused",
-     "shoe_deaf"
+     "shoe_deaf",
+     "advantage"
     ],
     "type": "string"
    },
@@ -371,7 +390,8 @@ export const SCHEMAS = {
        "clock_behind",
        "sequence_gap",
        "publish_refused",
-       "shoe_deaf"
+       "shoe_deaf",
+       "advantage"
       ],
       "type": "string"
      },
@@ -562,6 +582,101 @@ export const SCHEMAS = {
    "round",
    "position",
    "card"
+  ],
+  "type": "object"
+ },
+ "edge": {
+  "$defs": {
+   "BetEdge": {
+    "additionalProperties": false,
+    "properties": {
+     "chance": {
+      "type": "number"
+     },
+     "edge": {
+      "type": "number"
+     }
+    },
+    "required": [
+     "chance",
+     "edge"
+    ],
+    "type": "object"
+   }
+  },
+  "additionalProperties": false,
+  "properties": {
+   "banker": {
+    "$ref": "#/$defs/BetEdge"
+   },
+   "banker_pair": {
+    "$ref": "#/$defs/BetEdge"
+   },
+   "cards_left": {
+    "type": "integer"
+   },
+   "cards_out": {
+    "type": "integer"
+   },
+   "over": {
+    "items": {
+     "enum": [
+      "banker",
+      "player",
+      "tie",
+      "player_pair",
+      "banker_pair"
+     ],
+     "type": "string"
+    },
+    "type": "array"
+   },
+   "player": {
+    "$ref": "#/$defs/BetEdge"
+   },
+   "player_pair": {
+    "$ref": "#/$defs/BetEdge"
+   },
+   "round": {
+    "type": "integer"
+   },
+   "schema": {
+    "type": "integer"
+   },
+   "shoe": {
+    "type": "integer"
+   },
+   "tie": {
+    "$ref": "#/$defs/BetEdge"
+   },
+   "ts": {
+    "anyOf": [
+     {
+      "type": "number"
+     },
+     {
+      "type": "null"
+     }
+    ]
+   },
+   "type": {
+    "const": "edge",
+    "type": "string"
+   },
+   "unread": {
+    "type": "integer"
+   }
+  },
+  "required": [
+   "shoe",
+   "round",
+   "cards_out",
+   "cards_left",
+   "banker",
+   "player",
+   "tie",
+   "player_pair",
+   "banker_pair"
   ],
   "type": "object"
  },
@@ -876,7 +991,8 @@ export const SCHEMAS = {
        "clock_behind",
        "sequence_gap",
        "publish_refused",
-       "shoe_deaf"
+       "shoe_deaf",
+       "advantage"
       ],
       "type": "string"
      },

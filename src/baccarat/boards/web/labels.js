@@ -104,6 +104,7 @@ export const ALARM_KINDS = {
   sequence_gap: ["Shoe frames lost", "牌靴訊框遺失", "牌靴帧丢失"],
   publish_refused: ["Broker refuses messages", "代理伺服器拒收訊息", "代理服务器拒收消息"],
   shoe_deaf: ["Shoe does not hear the controller", "牌靴收不到控制器訊號", "牌靴收不到控制器信号"],
+  advantage: ["Bet favours the player", "投注對玩家有利", "投注对玩家有利"],
 };
 
 // The corrections an alarm allows (messages/bodies.py Correction): what the pit's button
@@ -138,6 +139,7 @@ export const SETTLED_BY = {
   link_up: ["the shoe's link back", "牌靴已重新連線", "牌靴已重新连线"],
   publish_accepted: ["the broker taking messages again", "代理伺服器恢復收訊息", "代理服务器恢复收消息"],
   shoe_hears: ["the shoe hearing the controller again", "牌靴恢復收到控制器訊號", "牌靴恢复收到控制器信号"],
+  edge: ["the edge back below the threshold", "優勢回落至門檻以下", "优势回落至门槛以下"],
 };
 
 // Who gave a command (alarm_cleared's `origin`, the journal's by=): pit/<operator>, pit,

@@ -31,6 +31,7 @@ ARTICLE: Final[dict[AlarmKind, str]] = {
     "sequence_gap": "device",
     "publish_refused": "device",
     "shoe_deaf": "device",
+    "advantage": "17, 18",
 }
 """The article of the rules (or ``device``) that each kind of alarm cites."""
 
@@ -202,6 +203,15 @@ def burn_skipped(round_no: int, burns: int) -> str:
 def signal_refused(signal: str, reason: str) -> str:
     """A press of the dealer's, or the shoe's cut card, that the engine could not take."""
     return f"{signal} was refused: {reason}"
+
+
+def advantage(bet: str, player_edge: float, threshold: float, cards_out: int) -> str:
+    """A bet that favours the bettor on the cards left (the edge watch's crossing)."""
+    return (
+        f"{bet.replace('_', ' ')}: player edge {player_edge:+.2%} per unit staked on the "
+        f"cards left after {cards_out} out, at or above the table's {threshold:+.2%}: "
+        "watch large bets on it"
+    )
 
 
 def named(items: list[str]) -> str:

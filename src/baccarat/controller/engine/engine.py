@@ -33,6 +33,7 @@ from baccarat.cards import RANKS, Card
 from baccarat.controller.engine import alarms
 from baccarat.controller.engine.inputs import (
     AcceptAsBurn,
+    Advantage,
     AnnounceBurn,
     Burn,
     CutCardSeen,
@@ -69,6 +70,7 @@ from baccarat.messages.bodies import (
     ShoeMessage,
     VoidMessage,
 )
+from baccarat.rules.edge import Bet
 from baccarat.rules.profiles import Profile
 from baccarat.rules.tableau import Position, Winner
 
@@ -128,6 +130,8 @@ class Engine:
         self._last_shoe_number = 0
         self._lasting: dict[DeviceReportKind, Alarm] = {}
         """The open lasting device alarm of each report that raised it (``link_down``...)."""
+        self._advantages: dict[Bet, Alarm] = {}
+        """The ``advantage`` notice standing for each bet (raised, not yet gone back)."""
         self._open_alarms: dict[int, Alarm] = {}
         """Every open alarm by id, oldest first: what the retained ``alarms`` lists."""
         self._out: list[Message] = []
@@ -248,6 +252,8 @@ class Engine:
                 self._on_end()
             case DeviceReport():
                 self._on_device(inp)
+            case Advantage():
+                self._on_advantage(inp)
             case _:
                 raise TypeError(f"not an engine input: {inp!r}")
 
@@ -825,6 +831,9 @@ class Engine:
         burn = decks if self.profile.burn == "decks" else self.profile.initial_burn()
         shoe = Shoe(number=number, decks=decks, burn_due=burn)
         shoe.phase = "burning" if burn is None or burn > 0 else "ready"
+        for alarm in self._advantages.values():  # the cards they were for are shuffled in
+            self._clear(alarm, "shoe", None)
+        self._advantages.clear()
         self.shoe, self.round = shoe, None
         if self.roads is not None:
             self.roads.clear()
@@ -1182,6 +1191,49 @@ class Engine:
         alarm = self._raise(kind, inp.text or kind.replace("_", " "), [], owner=rnd)
         if kind in alarms.LASTING:
             self._lasting[inp.kind] = alarm
+
+    def left_by_rank(self) -> tuple[int, ...] | None:
+        """Cards of each rank (ace .. king) the shoe in play holds still, as far as known.
+
+        Out are the cards of the shoe's own that the engine counted out: dealt, burned and
+        held aside by an alarm (a foreign card is none of the shoe's; a continuous shuffler
+        has taken back its closed rounds' cards). An unreadable card is of no known rank:
+        it is counted by :attr:`Shoe.cards_left` but not here. ``None`` without a shoe.
+        """
+        shoe = self.shoe
+        if shoe is None:
+            return None
+        ranks = len(RANKS)
+        return tuple(
+            4 * shoe.decks - sum(shoe.counts[rank::ranks]) for rank in range(ranks)
+        )
+
+    def advantages(self) -> frozenset[Bet]:
+        """The bets whose ``advantage`` notice stands (raised and not gone back)."""
+        return frozenset(self._advantages)
+
+    def _on_advantage(self, inp: Advantage) -> None:
+        """The edge watch's crossing: raise the bet's ``advantage`` notice, or clear it."""
+        shoe = self._require_any_shoe()
+        left = self.left_by_rank() or ()
+        out = shoe.total - sum(left)
+        if (inp.shoe, inp.round, inp.cards_out) != (shoe.number, shoe.round_no, out):
+            raise RefusedError(
+                f"advantage computed for shoe {inp.shoe} round {inp.round} with "
+                f"{inp.cards_out} cards out; shoe {shoe.number} round {shoe.round_no} has "
+                f"{out} out: stale"
+            )
+        alarm = self._advantages.get(inp.bet)
+        if inp.on == (alarm is not None):
+            state = "stands already" if inp.on else "is not standing"
+            raise RefusedError(f"the {inp.bet} advantage {state}")
+        if alarm is not None:
+            del self._advantages[inp.bet]
+            self._clear(alarm, "edge", None)
+            return
+        rnd = self.round if self.round is not None and self.round.number == inp.round else None
+        text = alarms.advantage(inp.bet, inp.player_edge, inp.threshold, inp.cards_out)
+        self._advantages[inp.bet] = self._raise("advantage", text, [], owner=rnd)
 
     @property
     def publish_refused(self) -> bool:

@@ -8,12 +8,14 @@ x.ts) == x`` for every input (:func:`notation` puts the input's origin in front 
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field, replace
 from typing import Literal, get_args
 
 from baccarat.cards import Card, CardError, parse_card
 from baccarat.errors import BaccaratError
+from baccarat.rules.edge import BETS, Bet
 from baccarat.rules.tableau import Winner
 
 
@@ -191,6 +193,36 @@ class EndShoe(Input):
         return "end"
 
 
+@dataclass(frozen=True, slots=True)
+class Advantage(Input):
+    """The daemon's edge watch: a bet's player edge crossed its threshold, or went back.
+
+    ``on``: the player edge of ``bet`` on the next round is at or above ``threshold`` (the
+    bet favours the bettor by that much); off: it is below again. It names what it was
+    computed for: the shoe, its last round begun (0 before the first) and the cards of the
+    shoe known to be out (held aside and burned ones included), so that the engine refuses
+    one computed for other cards than it holds out now. The daemon decides it from the
+    edge watch (:mod:`baccarat.controller.edge_watch`); the engine raises or clears the
+    ``advantage`` notice. Figures are per unit staked, as written (``repr``).
+    """
+
+    bet: Bet
+    on: bool
+    player_edge: float
+    threshold: float
+    shoe: int
+    round: int
+    cards_out: int
+
+    def to_text(self) -> str:
+        """The replay notation of this input."""
+        return (
+            f"advantage {self.bet} {'on' if self.on else 'off'} edge={self.player_edge!r} "
+            f"threshold={self.threshold!r} shoe={self.shoe} round={self.round} "
+            f"out={self.cards_out}"
+        )
+
+
 DeviceReportKind = Literal[
     "link_down", "link_up", "fault", "bad_data", "journal", "restart", "clock", "sequence_gap",
     "publish_refused", "publish_accepted", "shoe_deaf", "shoe_hears", "hello",
@@ -309,6 +341,8 @@ def parse_input(line: str, ts: float | None = None) -> Input:
         return Demo(on=args[0].lower() == "on", ts=ts)
     if head == "device":
         return _device_report(args, ts)
+    if head == "advantage":
+        return _advantage(args, ts)
     if head == "unreadable":
         _no_args(head, args)
         return DrawCard(card=None, ts=ts)
@@ -347,3 +381,43 @@ def _device_report(args: list[str], ts: float | None) -> DeviceReport:
         if args and args[0] == kind:
             return DeviceReport(kind=kind, text=" ".join(args[1:]), ts=ts)
     raise InputError(f"device takes one of {' '.join(kinds)}, then a text")
+
+
+_ADVANTAGE_FIELDS = ("edge", "threshold", "shoe", "round", "out")
+_ADVANTAGE_FORM = "advantage BET on|off edge=X threshold=X shoe=N round=N out=N"
+
+
+def _advantage(args: list[str], ts: float | None) -> Advantage:
+    bet = next((b for b in BETS if args and b == args[0]), None)
+    if len(args) != 2 + len(_ADVANTAGE_FIELDS) or bet is None:
+        raise InputError(f"{_ADVANTAGE_FORM} (BET one of {' '.join(BETS)})")
+    if args[1] not in ("on", "off"):
+        raise InputError(f"advantage takes 'on' or 'off', not {args[1]!r}")
+    values: list[str] = []
+    for name, word in zip(_ADVANTAGE_FIELDS, args[2:], strict=True):
+        key, sep, value = word.partition("=")
+        if key != name or not sep:
+            raise InputError(f"{_ADVANTAGE_FORM}: {name}= expected, got {word!r}")
+        values.append(value)
+    edge, threshold = _figure("edge", values[0]), _figure("threshold", values[1])
+    shoe, rnd, out = (_count(n, v) for n, v in zip(_ADVANTAGE_FIELDS[2:], values[2:], strict=True))
+    return Advantage(
+        bet=bet, on=args[1] == "on", player_edge=edge, threshold=threshold, shoe=shoe, round=rnd,
+        cards_out=out, ts=ts,
+    )
+
+
+def _figure(name: str, text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise InputError(f"advantage {name}: a number, not {text!r}") from None
+    if not math.isfinite(value):
+        raise InputError(f"advantage {name}: a finite number, not {text!r}")
+    return value
+
+
+def _count(name: str, text: str) -> int:
+    if not text.isdigit() or not text.isascii():
+        raise InputError(f"advantage {name}: a whole number, not {text!r}")
+    return int(text)

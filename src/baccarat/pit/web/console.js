@@ -5,6 +5,7 @@
 
 import { receiveBody } from "./board/accept.js";
 import { emptyState } from "./board/state.js";
+import { advantages, withEdge } from "./edge.js";
 
 /** The largest figure a limit may have (messages/limits.py MAX_STAKE). */
 export const MAX_STAKE = 10 ** 12;
@@ -39,7 +40,7 @@ export function isReply(kind) {
  * kept beside that alarm until it is settled or the operator dismisses it.
  */
 export function emptyConsole() {
-  return { tables: {}, replies: [], pending: {}, notes: {} };
+  return { tables: {}, replies: [], pending: {}, notes: {}, edges: {} };
 }
 
 /** The key of a table's alarm in the console: "T07#12". */
@@ -69,12 +70,21 @@ export function receive(console_, prefix, topic, text, bytes = text.length) {
   if (isReply(kind)) return withReply(console_, table, text);
   if (!text) return console_; // a retained body cleared
   const before = console_.tables[table] || emptyState(table);
+  if (kind === "edge") return withEdgeOf(console_, table, before, text, bytes);
   // checked against its topic before it is folded (the board's accept.js): a body of
   // another type, or with fields not of its schema, is counted on the table, never shown
   const after = receiveBody(before, kind, text, table, bytes);
   if (after === before && console_.tables[table]) return console_;
   const next = { ...console_, tables: { ...console_.tables, [table]: after } };
   return after.alarms === before.alarms ? next : withoutSettledNotes(next, table);
+}
+
+/** The live edge of a table kept (edge.js); a refused body counts on the table. */
+function withEdgeOf(console_, table, state, text, bytes) {
+  const { edges, refused } = withEdge(console_.edges || {}, table, text, bytes);
+  if (refused === undefined) return edges === console_.edges ? console_ : { ...console_, edges };
+  const counted = { ...state, rejected: state.rejected + 1, refusedWhy: refused };
+  return { ...console_, tables: { ...console_.tables, [table]: counted } };
 }
 
 /** Notes of `table`'s alarms that are no longer open are dropped: the alarm was settled. */
@@ -407,11 +417,14 @@ export function fitTiles(
   return { columns: best.columns, width: best.width, height: best.height, fits: true };
 }
 
-/** Every open alarm of the floor, oldest first (by its time, then table and id): [{table, alarm}]. */
+/**
+ * Every open alarm of the floor, and every advantage notice that stands (edge.js), oldest
+ * first (by its time, then table and id): [{table, alarm}].
+ */
 export function floorQueue(console_) {
   const queue = [];
   for (const [table, state] of Object.entries(console_.tables)) {
-    for (const alarm of openAlarms(state)) queue.push({ table, alarm });
+    for (const alarm of [...openAlarms(state), ...advantages(state)]) queue.push({ table, alarm });
   }
   return queue.sort((a, b) =>
     (a.alarm.ts ?? Infinity) - (b.alarm.ts ?? Infinity) || byName(a.table, b.table) || a.alarm.id - b.alarm.id);

@@ -46,6 +46,7 @@ import {
   withSendError,
   withSent,
 } from "./console.js";
+import { edgeText } from "./edge.js";
 import { HistoryView } from "./history.js";
 import { alarmSentence, articleWords, commandWords, consoleLanguage, kindWords, say, wordsIn } from "./words.js";
 
@@ -694,6 +695,7 @@ class PitConsole {
       ["demo", "Demo", shoe && shoe.demo ? "on" : "off"],
       ["alarms", "Open alarms", String(openAlarms(state).length)],
       ["results", "Last results", results.map((r) => LETTER[r.winner] || "?").join(" ") || "–"],
+      ["edge", "Player edge", edgeText((this.state.edges || {})[table])],
     ];
     if (state.rejected) facts.push(["rejected", "Bad bodies", String(state.rejected)]);
     const key = JSON.stringify(facts);

@@ -1,0 +1,48 @@
+// The live edge of each table as the pit console keeps it: the `edge` topic's retained
+// body (the daemon's edge watch, controller/edge_watch.py), checked against its schema
+// like every other body (board/accept.js), and the `advantage` notices the engine raises
+// when a bet's player edge crosses the table's threshold. Pure: no DOM, no network.
+//
+// The floor does not subscribe to the edge (a message a card per table); a table's own
+// view does ({table}/#), and shows its tie's and pairs' player edges. The advantage
+// notices come on `alarm`, which the floor reads: they go to the queue while they stand.
+
+import { check } from "./board/accept.js";
+
+/** The bets a table's view shows the edge of, and their captions. */
+export const EDGE_BETS = [["tie", "Tie"], ["player_pair", "P pair"], ["banker_pair", "B pair"]];
+
+/**
+ * The edges by table after one body on a table's `edge` topic: a body that fails the
+ * schema is left out (and counted by the caller), one older than the kept one (its input's
+ * time, `ts`) too.
+ */
+export function withEdge(edges, table, text, bytes = text.length) {
+  const verdict = check("edge", text, table, bytes);
+  if (verdict.refused !== undefined) return { edges, refused: verdict.refused };
+  const body = verdict.body;
+  const kept = edges[table];
+  if (kept && typeof kept.ts === "number" && typeof body.ts === "number" && body.ts < kept.ts) {
+    return { edges };
+  }
+  return { edges: { ...edges, [table]: body } };
+}
+
+/** The player edge (the bettor's, per unit staked) as people read it: "+1.63 %", "-14.36 %". */
+export function percent(playerEdge) {
+  const text = (playerEdge * 100).toFixed(2);
+  return `${playerEdge > 0 ? "+" : ""}${text} %`;
+}
+
+/** One line for the table's view: "Tie -14.36 % · P pair +0.52 % ▲ · ...", or "–". */
+export function edgeText(body) {
+  if (!body) return "–";
+  const over = Array.isArray(body.over) ? body.over : [];
+  return EDGE_BETS.map(([bet, caption]) =>
+    `${caption} ${percent(-body[bet].edge)}${over.includes(bet) ? " ▲" : ""}`).join(" · ");
+}
+
+/** The table's advantage notices that stand (raised, not yet gone back): for the queue. */
+export function advantages(state) {
+  return state.alarms.filter((a) => a.kind === "advantage");
+}

@@ -154,6 +154,15 @@ class MetricsConfig(_Section):
     host: str = Field(default="127.0.0.1", description="Loopback unless a scraper needs more.")
 
 
+class ShuffleConfig(_Section):
+    """The shuffle check: the shoe in play against the table's last shoes (README)."""
+
+    shoes: int = Field(
+        default=24, ge=0, le=1000,
+        description="Earlier shoes of the journal each shoe is compared with; 0: no check.",
+    )
+
+
 class Config(BaseSettings):
     """Everything ``baccarat run`` needs."""
 
@@ -175,6 +184,7 @@ class Config(BaseSettings):
     broker: BrokerConfig = BrokerConfig()
     journal: JournalConfig = JournalConfig()
     metrics: MetricsConfig = MetricsConfig()
+    shuffle: ShuffleConfig = ShuffleConfig()
 
     @classmethod
     def settings_customise_sources(

@@ -45,6 +45,7 @@ AlarmKind = Literal[
     "sequence_gap",
     "publish_refused",
     "shoe_deaf",
+    "shuffle_suspect",
 ]
 Correction = Literal["accept_as_burn", "void", "deal", "declare", "burn", "open"]
 ShoePhase = Literal["burning", "ready", "in_round", "closed"]

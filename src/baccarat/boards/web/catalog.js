@@ -133,7 +133,8 @@ export const SCHEMAS = {
      "clock_behind",
      "sequence_gap",
      "publish_refused",
-     "shoe_deaf"
+     "shoe_deaf",
+     "shuffle_suspect"
     ],
     "type": "string"
    },
@@ -229,7 +230,8 @@ export const SCHEMAS = {
      "clock_behind",
      "sequence_gap",
      "publish_refused",
-     "shoe_deaf"
+     "shoe_deaf",
+     "shuffle_suspect"
     ],
     "type": "string"
    },
@@ -371,7 +373,8 @@ export const SCHEMAS = {
        "clock_behind",
        "sequence_gap",
        "publish_refused",
-       "shoe_deaf"
+       "shoe_deaf",
+       "shuffle_suspect"
       ],
       "type": "string"
      },
@@ -876,7 +879,8 @@ export const SCHEMAS = {
        "clock_behind",
        "sequence_gap",
        "publish_refused",
-       "shoe_deaf"
+       "shoe_deaf",
+       "shuffle_suspect"
       ],
       "type": "string"
      },

@@ -31,6 +31,7 @@ ARTICLE: Final[dict[AlarmKind, str]] = {
     "sequence_gap": "device",
     "publish_refused": "device",
     "shoe_deaf": "device",
+    "shuffle_suspect": "2.1",
 }
 """The article of the rules (or ``device``) that each kind of alarm cites."""
 
@@ -198,6 +199,23 @@ def burn_skipped(round_no: int, burns: int) -> str:
 def signal_refused(signal: str, reason: str) -> str:
     """A press of the dealer's, or the shoe's cut card, that the engine could not take."""
     return f"{signal} was refused: {reason}"
+
+
+def shuffle_suspect(
+    table: str, shoe: int, earlier: tuple[int, int], now: tuple[int, int], cards: int, gap: str
+) -> str:
+    """This shoe's cards repeat a run of an earlier shoe's, in order (a notice)."""
+    kind, _, where = gap.partition(":")
+    with_gap = {
+        "extra": f", but for card {where} of this shoe",
+        "missing": f", but for card {where} of that shoe, missing here",
+    }.get(kind, "")
+    return (
+        f"cards {now[0]}-{now[1]} of this shoe repeat cards {earlier[0]}-{earlier[1]} of "
+        f"table {table}'s shoe {shoe} in the same order ({cards} cards alike{with_gap}): "
+        "far beyond chance for a shuffled shoe (a false shuffle, or cards carried over); "
+        "surveillance checks it, play goes on"
+    )
 
 
 def named(items: list[str]) -> str:

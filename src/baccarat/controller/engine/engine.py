@@ -47,6 +47,7 @@ from baccarat.controller.engine.inputs import (
     NewShoe,
     OpenRound,
     Reveal,
+    ShuffleSuspect,
     VoidRound,
 )
 from baccarat.controller.engine.roads import Roads
@@ -248,6 +249,8 @@ class Engine:
                 self._on_end()
             case DeviceReport():
                 self._on_device(inp)
+            case ShuffleSuspect():
+                self._on_shuffle_suspect(inp)
             case _:
                 raise TypeError(f"not an engine input: {inp!r}")
 
@@ -1180,6 +1183,14 @@ class Engine:
         alarm = self._raise(kind, inp.text or kind.replace("_", " "), [], owner=rnd)
         if kind in alarms.LASTING:
             self._lasting[inp.kind] = alarm
+
+    def _on_shuffle_suspect(self, inp: ShuffleSuspect) -> None:
+        """The daemon's shuffle check found a repeat (decided outside: a notice as it says)."""
+        text = alarms.shuffle_suspect(
+            inp.table, inp.shoe, (inp.earlier_first, inp.earlier_last), (inp.first, inp.last),
+            inp.cards, inp.gap,
+        )
+        self._raise("shuffle_suspect", text, [])
 
     @property
     def publish_refused(self) -> bool:

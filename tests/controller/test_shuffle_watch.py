@@ -174,3 +174,9 @@ def test_the_notation_round_trips_and_refuses_bad_lines() -> None:
 def test_a_bad_shoes_setting_is_refused() -> None:
     with pytest.raises((ConfigError, ValueError), match="shoes"):
         Config(table="T1", shuffle={"shoes": -1})
+
+
+def test_no_table_may_be_named_floor() -> None:
+    """The recorder's findings are on {prefix}/floor/surveillance: no table speaks there."""
+    with pytest.raises((ConfigError, ValueError), match="floor recorder speaks"):
+        Config(table="floor")

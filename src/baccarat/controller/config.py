@@ -43,6 +43,8 @@ _log = logging.getLogger(__name__)
 DEFAULT_JOURNAL = Path("/var/lib/baccarat-controller")
 TABLE_ID = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 TOPIC_PREFIX = r"^[A-Za-z0-9_./-]{1,64}$"
+RESERVED_TABLE = "floor"
+"""The floor recorder's own topics are under it (floor/shuffle.py)."""
 ENV_PREFIX = "BACCARAT_"
 ENV_NESTING = "__"
 
@@ -185,6 +187,16 @@ class Config(BaseSettings):
     journal: JournalConfig = JournalConfig()
     metrics: MetricsConfig = MetricsConfig()
     shuffle: ShuffleConfig = ShuffleConfig()
+
+    @field_validator("table")
+    @classmethod
+    def _not_the_floor(cls, table: str) -> str:
+        if table == RESERVED_TABLE:
+            raise ValueError(
+                f"{RESERVED_TABLE!r} is no table's id: the floor recorder speaks on"
+                f" {{prefix}}/{RESERVED_TABLE}/surveillance in its own name"
+            )
+        return table
 
     @classmethod
     def settings_customise_sources(

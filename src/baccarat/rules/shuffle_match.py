@@ -4,7 +4,8 @@ Pure: no clock, no I/O. The table's daemon and the floor recorder both feed it t
 as they come out (:class:`ShuffleIndex`), and it says, at the card that makes it certain,
 that a run of this shoe's cards repeats, in the same order, a run of an earlier shoe's:
 consecutive cards, or the same order with one gap (one card of this shoe that the earlier
-one does not have there, or one card of the earlier one missing here).
+one does not have there, one card of the earlier one missing here, or one card of each
+that differ in the same place: an unreadable card, a card swapped).
 
 **The chance of it in honest shuffles.** Cards are compared by their full code with suit
 (the device reports it). A shoe of ``d`` decks holds each of the 52 codes ``d`` times.
@@ -12,12 +13,12 @@ For two independently shuffled shoes, the chance that the cards at ``k`` given p
 of one are the cards at ``k`` given positions of the other, in order, is exactly
 :func:`window_chance` (about ``52**-k``: a little more, because the first cards of a
 window leave the others slightly likelier). A pair of shoes of ``C`` cards each has
-:func:`windows` ways to hold such a match (consecutive, or with a gap of either kind at
-any of the ``k - 1`` places inside it), so the chance that a shoe raises a false alarm
+:func:`windows` ways to hold such a match (consecutive, or with a gap of any of the three
+kinds at any of the ``k - 1`` places inside it), so the chance that a shoe raises a false alarm
 against ``S`` earlier shoes is at most ``S * windows(C, k) * window_chance(k)`` (a union
 bound: :func:`false_alarm_rate`). :data:`RUN` is the shortest ``k`` for which that is
 below :data:`TARGET_RATE` for a whole floor's day (:data:`FLOOR_SHOES` shoes of 8 decks):
-10 cards, 4.4e-7 a shoe. A table compares with its own last shoes only, far fewer.
+10 cards, 6.5e-7 a shoe. A table compares with its own last shoes only, far fewer.
 
 **The index.** Every ``GRAM`` consecutive cards of every shoe held are a key into one
 hash table (chains through fixed arrays, so that a day of a floor fits in about 200 MB),
@@ -56,7 +57,7 @@ NONE: Final = 255
 _HASH: Final = 0x9E3779B97F4A7C15
 """Fibonacci hashing of a key into the buckets."""
 
-GapKind = Literal["extra", "missing"]
+GapKind = Literal["extra", "missing", "different"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +65,8 @@ class Gap:
     """The one gap in a run.
 
     ``extra``: card ``position`` of this shoe is not in the earlier one; ``missing``: card
-    ``position`` of the earlier shoe is not in this one (1-based).
+    ``position`` of the earlier shoe is not in this one; ``different``: card ``position``
+    of this shoe is not the earlier one's in that place (1-based).
     """
 
     kind: GapKind
@@ -125,13 +127,18 @@ def window_chance(decks: int = 8, other_decks: int | None = None, k: int = RUN) 
 def windows(cards: int, k: int = RUN, *, gaps: bool = True) -> int:
     """The places a match of ``k`` cards can take between two shoes of ``cards`` cards.
 
-    Consecutive: ``(C - k + 1)**2``. With a gap (``gaps``): for each kind, a span of
-    ``k + 1`` cards in one shoe against ``k`` in the other, the gap at one of the
-    ``k - 1`` places inside.
+    Consecutive: ``(C - k + 1)**2``. With a gap (``gaps``): a span of ``k + 1`` cards in
+    one shoe against ``k`` in the other (a card extra, or missing), or ``k + 1`` against
+    ``k + 1`` (a card different), the gap at one of the ``k - 1`` places inside.
     """
+    if cards < k:
+        return 0
     exact = (cards - k + 1) ** 2
-    gapped = 2 * (k - 1) * (cards - k) * (cards - k + 1) if gaps else 0
-    return max(0, exact) + max(0, gapped)
+    if not gaps or cards == k:
+        return exact
+    shifted = 2 * (k - 1) * (cards - k) * (cards - k + 1)
+    different = (k - 1) * (cards - k) ** 2
+    return exact + shifted + different
 
 
 def false_alarm_rate(k: int = RUN, shoes: int = FLOOR_SHOES, decks: int = 8) -> float:
@@ -327,16 +334,17 @@ class ShuffleIndex:
         before = 0
         if same < need:
             mine, yours = position - same, other - same  # the first pair that differs
-            extra = self._same(ours, mine - 1, theirs, yours, need - same)
-            missing = self._same(ours, mine, theirs, yours - 1, need - same)
-            if max(extra, missing) + same < need:
+            left = need - same
+            options = [
+                (self._same(ours, mine - 1, theirs, yours, left), Gap("extra", mine + 1)),
+                (self._same(ours, mine, theirs, yours - 1, left), Gap("missing", yours + 1)),
+                (self._same(ours, mine - 1, theirs, yours - 1, left), Gap("different", mine + 1)),
+            ]
+            before, gap = max(options, key=lambda option: option[0])  # the first of the best
+            if before + same < need:
                 return None
-            if extra >= missing:
-                gap, before = Gap("extra", mine + 1), extra
-            else:
-                gap, before = Gap("missing", yours + 1), missing
-        ours_span = same + before + (1 if gap is not None and gap.kind == "extra" else 0)
-        theirs_span = same + before + (1 if gap is not None and gap.kind == "missing" else 0)
+        ours_span = same + before + (1 if gap is not None and gap.kind != "missing" else 0)
+        theirs_span = same + before + (1 if gap is not None and gap.kind != "extra" else 0)
         return Repeat(
             earlier=self._shoes[other_slot],
             earlier_first=other - theirs_span + 2,

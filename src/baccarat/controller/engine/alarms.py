@@ -202,13 +202,15 @@ def signal_refused(signal: str, reason: str) -> str:
 
 
 def shuffle_suspect(
-    table: str, shoe: int, earlier: tuple[int, int], now: tuple[int, int], cards: int, gap: str
+    table: str, shoe: int, earlier: tuple[int, int], now: tuple[int, int], *, cards: int,
+    gap: str,
 ) -> str:
     """This shoe's cards repeat a run of an earlier shoe's, in order (a notice)."""
     kind, _, where = gap.partition(":")
     with_gap = {
         "extra": f", but for card {where} of this shoe",
         "missing": f", but for card {where} of that shoe, missing here",
+        "different": f", but for card {where}, not that shoe's in its place",
     }.get(kind, "")
     return (
         f"cards {now[0]}-{now[1]} of this shoe repeat cards {earlier[0]}-{earlier[1]} of "

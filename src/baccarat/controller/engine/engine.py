@@ -1188,7 +1188,7 @@ class Engine:
         """The daemon's shuffle check found a repeat (decided outside: a notice as it says)."""
         text = alarms.shuffle_suspect(
             inp.table, inp.shoe, (inp.earlier_first, inp.earlier_last), (inp.first, inp.last),
-            inp.cards, inp.gap,
+            cards=inp.cards, gap=inp.gap,
         )
         self._raise("shuffle_suspect", text, [])
 

@@ -192,9 +192,10 @@ class EndShoe(Input):
         return "end"
 
 
-SHUFFLE_GAP = re.compile(r"none|(extra|missing):[1-9][0-9]{0,3}")
+SHUFFLE_GAP = re.compile(r"none|(extra|missing|different):[1-9][0-9]{0,3}")
 """A repeat's gap as the notation writes it: ``none``, ``extra:45`` (card 45 of this shoe
-is not in the earlier one), ``missing:125`` (card 125 of the earlier shoe is not here)."""
+is not in the earlier one), ``missing:125`` (card 125 of the earlier shoe is not here),
+``different:45`` (card 45 of this shoe is not the earlier one's in its place)."""
 _SPAN = re.compile(r"([1-9][0-9]{0,3})-([1-9][0-9]{0,3})")
 _TABLE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
@@ -400,7 +401,8 @@ def _shuffle_suspect(args: list[str], ts: float | None) -> ShuffleSuspect:
         raise InputError(f"shuffle_suspect: bad table {table!r}, shoe {shoe!r} or cards {cards!r}")
     if spans[0] is None or spans[1] is None or not SHUFFLE_GAP.fullmatch(gap):
         raise InputError(
-            f"shuffle_suspect: spans are FIRST-LAST and gap none, extra:N or missing:N,"
+            f"shuffle_suspect: spans are FIRST-LAST and gap none, extra:N, missing:N or"
+            " different:N,"
             f" not {earlier!r}, {now!r}, {gap!r}"
         )
     return ShuffleSuspect(

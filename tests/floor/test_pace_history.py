@@ -20,8 +20,10 @@ ROUND = ["9S", "2H", "KD", "5C"]  # a natural: four cards, player wins
 
 
 def timed_shoes() -> list[str]:
-    """Two shoes: rounds every 50 s in the first (one voided after its result), 40 s in
-    the second, which has only one round in the third."""
+    """Three shoes: rounds every 50 s, then 40 s, then only one round.
+
+    The first shoe's last round is voided after its result.
+    """
     lines, t = [], 1_750_000_000.0
     for shoe, (rounds, every) in enumerate(((5, 50.0), (3, 40.0), (1, 30.0))):
         lines.append(f"@{t} shoe")
@@ -38,7 +40,7 @@ def timed_shoes() -> list[str]:
 
 def messages() -> list[tuple[str, dict[str, Any]]]:
     profile = load_profile("macau", burn="none")
-    out = replay_lines(timed_shoes(), profile, on_error=lambda n, e: print(n, e))
+    out = replay_lines(timed_shoes(), profile, on_error=print)
     return [("T1", json.loads(m.to_json())) for m in out]
 
 

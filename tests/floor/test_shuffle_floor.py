@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -140,6 +141,14 @@ def first_cards(events: Iterator[DeviceEvent], cards: int) -> Iterator[DeviceEve
             return
 
 
+def subscribed(recorder: RecorderProcess, within: float = 60) -> None:
+    """Until the recorder's log says it has subscribed."""
+    deadline = time.monotonic() + within
+    while "recording baccarat/+/#" not in recorder.log():
+        assert time.monotonic() < deadline, recorder.log()
+        time.sleep(0.1)
+
+
 async def wait_cards(db: str, table: str, count: int, within: float = 60) -> None:
     async with asyncio.timeout(within):
         while True:
@@ -161,9 +170,7 @@ async def test_the_recorder_publishes_a_finding_in_its_own_name(
     first, second = shuffled_shoe(8, 31), shuffled_shoe(8, 32)
     second[39:59] = first[119:139]
     recorder = RecorderProcess(tmp_path, mosquitto, db_url).start()
-    async with asyncio.timeout(60):  # subscribed: its session starts there
-        while "recording baccarat/+/#" not in recorder.log():
-            await asyncio.sleep(0.1)  # noqa: ASYNC110 - a log file, no event to wait on
+    await asyncio.to_thread(subscribed, recorder)  # its session starts there
     heard: list[tuple[str, dict[str, Any]]] = []
     finding = asyncio.Event()
     async with aiomqtt.Client("127.0.0.1", mosquitto.port) as client:

@@ -14,8 +14,8 @@ from baccarat.cards import parse_card
 from baccarat.drivers.events import CardDrawn, ShoeInserted
 from baccarat.rules.pace import pace
 from baccarat.sim_hardware.virtual_shoe import VirtualShoe
-from controller.test_metrics import ROUND, WITHIN, free_port, sample, scrape
-from support.daemon import Daemon, Recorder
+from controller.test_metrics import ROUND, WITHIN, free_port, metrics_daemon, sample, scrape
+from support.daemon import Recorder
 from support.mosquitto import Mosquitto
 
 GAP = 0.4
@@ -28,10 +28,7 @@ async def test_the_pace_of_the_shoe_in_play_is_on_the_page(
     port = free_port()
     shoe_path = str(tmp_path / "shoe")
     async with VirtualShoe(shoe_path, "framed", baud=115200) as shoe:
-        daemon = Daemon(
-            tmp_path, mosquitto, device=shoe_path, rules={"burn": "none"},
-            env={"BACCARAT_METRICS__PORT": str(port)},
-        )
+        daemon = metrics_daemon(tmp_path, mosquitto, shoe_path, port)
         try:
             async with Recorder(mosquitto) as board:
                 await asyncio.to_thread(daemon.start)

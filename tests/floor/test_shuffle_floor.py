@@ -11,19 +11,18 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import aiomqtt
 
 from baccarat.cards import Card, shuffled_shoe
-from baccarat.drivers.events import CardDrawn, DeviceEvent
 from baccarat.floor import shuffle_store
 from baccarat.floor.shuffle import FloorShuffle
 from baccarat.floor.store import Received, Store, open_store
 from baccarat.sim_hardware.dealer import Dealer
 from baccarat.sim_hardware.virtual_shoe import VirtualShoe
+from controller.test_shuffle_daemon import first_cards
 from floor.test_recorder import RecorderProcess
 from support.daemon import Daemon
 from support.mosquitto import Mosquitto
@@ -130,15 +129,6 @@ def test_an_honest_floor_raises_nothing(store: Store) -> None:
 
 
 # ---------------------------------------------------------------- end to end
-
-
-def first_cards(events: Iterator[DeviceEvent], cards: int) -> Iterator[DeviceEvent]:
-    drawn = 0
-    for event in events:
-        yield event
-        drawn += isinstance(event, CardDrawn)
-        if drawn == cards:
-            return
 
 
 def subscribed(recorder: RecorderProcess, within: float = 60) -> None:

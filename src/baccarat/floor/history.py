@@ -254,11 +254,14 @@ def paces(messages: Iterable[tuple[str, dict[str, Any]]]) -> list[ShoePace]:
 
 def pace_csv(shoes: Iterable[ShoePace]) -> str:
     """The shoes' pace as CSV with a header row."""
+    return _csv(PACE_COLUMNS, (shoe.row() for shoe in shoes))
+
+
+def _csv(columns: tuple[str, ...], rows: Iterable[dict[str, str]]) -> str:
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=PACE_COLUMNS, lineterminator="\n")
+    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
-    for shoe in shoes:
-        writer.writerow(shoe.row())
+    writer.writerows(rows)
     return out.getvalue()
 
 
@@ -279,12 +282,7 @@ def parse_time(text: str) -> float:
 
 def to_csv(history: Iterable[RoundHistory]) -> str:
     """The rounds as CSV with a header row."""
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    for rnd in history:
-        writer.writerow(rnd.row())
-    return out.getvalue()
+    return _csv(CSV_COLUMNS, (rnd.row() for rnd in history))
 
 
 def gaps(messages: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, list[tuple[int, int]]]:

@@ -22,7 +22,15 @@ from typing import Any
 from baccarat.boards.feed import parse_broker
 from baccarat.floor.bodies import DERIVED_TOPICS
 from baccarat.floor.derived import rebuild_at
-from baccarat.floor.history import Skipped, gaps, parse_time, rounds, to_csv
+from baccarat.floor.history import (
+    Skipped,
+    gaps,
+    pace_csv,
+    paces,
+    parse_time,
+    rounds,
+    to_csv,
+)
 from baccarat.floor.retained import BrokerReadError, RetainedSeq, missing_tails, read_retained
 from baccarat.floor.store import Store, StoreError, TableTail, open_store
 
@@ -37,6 +45,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--since", type=_time, help="ISO time or Unix seconds")
     parser.add_argument("--until", type=_time, help="ISO time or Unix seconds (excluded)")
     parser.add_argument("--csv", action="store_true", help="CSV with a header row")
+    parser.add_argument("--pace", action="store_true",
+                        help="each shoe's dealer pace (rounds an hour, seconds a round)"
+                        " instead of its rounds")
     parser.add_argument("--check", action="store_true",
                         help="also report seq gaps per table, bodies history could not use,"
                         " and (with --broker) a table whose tail is missing: the broker"
@@ -80,7 +91,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"baccarat history: {exc}", file=sys.stderr)
         return 2
     history = list(rounds(messages, skipped))
-    if args.csv:
+    if args.pace:
+        shoes = paces(messages)
+        sys.stdout.write(pace_csv(shoes) if args.csv else "".join(f"{s.line()}\n" for s in shoes))
+    elif args.csv:
         sys.stdout.write(to_csv(history))
     else:
         for rnd in history:

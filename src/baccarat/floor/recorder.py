@@ -37,7 +37,7 @@ import collections
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -49,6 +49,7 @@ from paho.mqtt.subscribeoptions import SubscribeOptions
 
 from baccarat.backoff import Backoff
 from baccarat.floor.bodies import CLEARED_TOPICS, IGNORED_TOPICS, Refused, screen, shown
+from baccarat.floor.shuffle import TOPIC as SURVEILLANCE_TOPIC
 from baccarat.floor.store import (
     AddResult,
     Quarantined,
@@ -139,10 +140,18 @@ class BrokerAddress:
 class Recorder:
     """The floor recorder: broker -> database, acknowledging only what is stored."""
 
-    def __init__(self, broker: BrokerAddress, store: Store, *, prefix: str = "baccarat") -> None:
+    def __init__(
+        self, broker: BrokerAddress, store: Store, *, prefix: str = "baccarat",
+        watch: Callable[[list[Received]], Awaitable[list[tuple[str, bytes]]]] | None = None,
+    ) -> None:
+        """The recorder; ``watch`` says what to publish in its own name after a batch.
+
+        Given what was stored (the shuffle check, :mod:`baccarat.floor.shuffle`).
+        """
         self.broker = broker
         self.store = store
         self.prefix = prefix
+        self.watch = watch
         self.counters = RecorderCounters()
         self.connected = asyncio.Event()
         self._arrived: collections.deque[Delivery] = collections.deque()
@@ -271,6 +280,9 @@ class Recorder:
             elif isinstance(item, Quarantined):
                 quarantine.append(item)
         await self._add(received, quarantine)
+        if self.watch is not None:
+            for topic, payload in await self.watch(received):
+                self._client.publish(topic, payload, qos=1)
 
     async def _add(self, received: list[Received], quarantine: list[Quarantined]) -> None:
         """Add them, one by one if the database refuses the lot.
@@ -374,6 +386,8 @@ class Recorder:
         if len(parts) != prefix_parts + 2 or not parts[prefix_parts]:
             return self._bad(delivery, "topic is not {prefix}/{table}/{kind}", "topic")
         table, kind = parts[prefix_parts], parts[prefix_parts + 1]
+        if f"{table}/{kind}" == SURVEILLANCE_TOPIC:
+            return None  # the recorder's own findings: kept by the check itself
         if len(table) > MAX_TABLE:
             return self._bad(delivery, f"table name of {len(table)} characters", "topic")
         if not delivery.payload and kind in CLEARED_TOPICS:

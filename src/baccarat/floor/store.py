@@ -254,6 +254,14 @@ class Store(Protocol):
         """How many messages are stored."""
         ...
 
+    def read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """The rows of one query (``?`` placeholders) of a module's own (floor/shuffle_store)."""
+        ...
+
+    def write(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        """One statement for each row, in one transaction; StoreError if it fails."""
+        ...
+
     def close(self) -> None:
         """Close the connection."""
         ...
@@ -532,6 +540,22 @@ class SqlStore:
                f" SELECT tbl, seq FROM derived{where} ORDER BY 1, 2")
         for tbl, seq in self._read(sql, params * 2):
             yield str(tbl), int(seq)
+
+    def read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """The rows of one query (``?`` placeholders) of a module's own (floor/shuffle_store)."""
+        try:
+            return self._read(sql, params)
+        except Exception as exc:
+            raise self._failure(exc) from exc
+
+    def write(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        """One statement for each row, in one transaction; StoreError if it fails."""
+        try:
+            with self._transaction() as cursor:
+                for row in rows:
+                    cursor.execute(self._q(sql), list(row))
+        except Exception as exc:
+            raise self._failure(exc) from exc
 
     def _read(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         cursor = self._db.cursor()

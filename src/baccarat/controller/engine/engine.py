@@ -48,6 +48,7 @@ from baccarat.controller.engine.inputs import (
     NewShoe,
     OpenRound,
     Reveal,
+    ShuffleSuspect,
     VoidRound,
 )
 from baccarat.controller.engine.roads import Roads
@@ -254,6 +255,8 @@ class Engine:
                 self._on_device(inp)
             case Advantage():
                 self._on_advantage(inp)
+            case ShuffleSuspect():
+                self._on_shuffle_suspect(inp)
             case _:
                 raise TypeError(f"not an engine input: {inp!r}")
 
@@ -1234,6 +1237,13 @@ class Engine:
         rnd = self.round if self.round is not None and self.round.number == inp.round else None
         text = alarms.advantage(inp.bet, inp.player_edge, inp.threshold, inp.cards_out)
         self._advantages[inp.bet] = self._raise("advantage", text, [], owner=rnd)
+    def _on_shuffle_suspect(self, inp: ShuffleSuspect) -> None:
+        """The daemon's shuffle check found a repeat (decided outside: a notice as it says)."""
+        text = alarms.shuffle_suspect(
+            inp.table, inp.shoe, (inp.earlier_first, inp.earlier_last), (inp.first, inp.last),
+            cards=inp.cards, gap=inp.gap,
+        )
+        self._raise("shuffle_suspect", text, [])
 
     @property
     def publish_refused(self) -> bool:

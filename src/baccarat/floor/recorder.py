@@ -69,10 +69,8 @@ BATCH_MAX: Final = 500
 """Messages stored in one transaction at most."""
 GATHER: Final = 0.05
 """Seconds to let a batch gather after its first message (unless BATCH_MAX are waiting):
-one commit, with its fsync, for every message that comes in that time, not one for each.
-At a hundred tables (1,500 messages a second) this and the one wake-up per burst took the
-recorder from 38 % to 28 % of a core (bench/README.md, "The floor"); the cost is at most
-this much more before a message is acknowledged."""
+one commit, with its fsync, for every message that comes in that time, not one for each;
+a message waits at most this much more before it is acknowledged."""
 RETRY_FIRST: Final = 0.5
 RETRY_CAP: Final = 30.0
 """Seconds between attempts to reach a database that is unavailable (the package's one

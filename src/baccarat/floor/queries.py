@@ -31,13 +31,25 @@ class SqlReads:
         return sql.replace("?", self.mark)
 
     def facts(self, table: str, until_seq: int | None = None) -> list[dict[str, Any]]:
-        """The table's stored facts (bodies), by ``seq``, up to ``until_seq`` if given."""
+        """The table's stored bodies (facts, and views kept whole), by ``seq``, to ``until_seq``."""
         sql = "SELECT body FROM messages WHERE tbl = ?"
         params: list[Any] = [table]
         if until_seq is not None:
             sql += " AND seq <= ?"
             params.append(until_seq)
         return [json.loads(body) for (body,) in self._read(sql + " ORDER BY seq", params)]
+
+    def stored(
+        self, table: str, until_seq: int | None = None
+    ) -> list[tuple[dict[str, Any], str]]:
+        """The table's stored messages (body, and its text as published), by ``seq``."""
+        sql = "SELECT body FROM messages WHERE tbl = ?"
+        params: list[Any] = [table]
+        if until_seq is not None:
+            sql += " AND seq <= ?"
+            params.append(until_seq)
+        return [(json.loads(body), str(body))
+                for (body,) in self._read(sql + " ORDER BY seq", params)]
 
     def derived(self, table: str, until_seq: int | None = None) -> list[DerivedSeq]:
         """The table's derived views not kept whole: (seq, topic, ts), by ``seq``."""

@@ -49,6 +49,7 @@ from paho.mqtt.subscribeoptions import SubscribeOptions
 
 from baccarat.backoff import Backoff
 from baccarat.floor.bodies import CLEARED_TOPICS, IGNORED_TOPICS, Refused, screen, shown
+from baccarat.floor.derived import Arrivals
 from baccarat.floor.store import (
     AddResult,
     Quarantined,
@@ -142,6 +143,8 @@ class Recorder:
         self.store = store
         self.prefix = prefix
         self.counters = RecorderCounters()
+        self.arrivals = Arrivals()
+        """Each table's derived views, made as its messages come: which to keep as places."""
         self.connected = asyncio.Event()
         self._arrived: collections.deque[Delivery] = collections.deque()
         """Filled by paho's thread, emptied by the event loop (deque ends are thread-safe)."""
@@ -268,7 +271,7 @@ class Recorder:
                 received.append(item)
             elif isinstance(item, Quarantined):
                 quarantine.append(item)
-        await self._add(received, quarantine)
+        await self._add(self.arrivals.mark(received), quarantine)
 
     async def _add(self, received: list[Received], quarantine: list[Quarantined]) -> None:
         """Add them, one by one if the database refuses the lot.
@@ -284,10 +287,11 @@ class Recorder:
                     self._lost(quarantine, exc)
                     return
                 refused = _quarantined(received[0], f"{REFUSED}: {exc}")
+                self.arrivals.lost(received[0])
                 await self._add([], [*quarantine, refused])
                 return
         for message in received:
-            await self._add([message], [])
+            await self._add([self.arrivals.recheck(message)], [])
         if quarantine:
             await self._add([], quarantine)
 

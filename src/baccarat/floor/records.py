@@ -41,6 +41,9 @@ class Received:
     body: dict[str, Any]
     payload: str
     received: float
+    place: bool = False
+    """A derived view made again byte for byte from the facts before it
+    (:mod:`baccarat.floor.derived`): kept as its place, not whole."""
 
     @property
     def seq(self) -> int | None:
@@ -159,7 +162,13 @@ class Store(Protocol):
         ...
 
     def facts(self, table: str, until_seq: int | None = None) -> list[dict[str, Any]]:
-        """The table's stored facts (bodies), by ``seq``, up to ``until_seq`` if given."""
+        """The table's stored bodies (facts, and views kept whole), by ``seq``, to ``until_seq``."""
+        ...
+
+    def stored(
+        self, table: str, until_seq: int | None = None
+    ) -> list[tuple[dict[str, Any], str]]:
+        """The table's stored messages (body, and its text as published), by ``seq``."""
         ...
 
     def derived(self, table: str, until_seq: int | None = None) -> list[DerivedSeq]:

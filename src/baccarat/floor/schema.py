@@ -43,10 +43,17 @@ INSERT_MESSAGE: Final = (
 INSERT_QUARANTINE: Final = (
     "INSERT INTO quarantine (received, topic, reason, size, payload) VALUES (?, ?, ?, ?, ?)"
 )
-INSERT_DERIVED: Final = (
-    "INSERT INTO derived (tbl, seq, topic, ts) VALUES (?, ?, ?, ?)"
-    " ON CONFLICT (tbl, seq) DO NOTHING"
+INSERT_VIEW: Final = (
+    "INSERT INTO messages (tbl, seq, topic, type, shoe, round, ts, received, body)"
+    " SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS"
+    " (SELECT 1 FROM derived WHERE tbl = ? AND seq = ?) ON CONFLICT (tbl, seq) DO NOTHING"
 )
+"""A derived view kept whole, unless its place is kept already (a repeat)."""
+INSERT_DERIVED: Final = (
+    "INSERT INTO derived (tbl, seq, topic, ts) SELECT ?, ?, ?, ? WHERE NOT EXISTS"
+    " (SELECT 1 FROM messages WHERE tbl = ? AND seq = ?) ON CONFLICT (tbl, seq) DO NOTHING"
+)
+"""A derived view's place, unless it is kept whole already (a repeat): a seq is in one table."""
 UPSERT_LATEST: Final = (
     "INSERT INTO latest (tbl, topic, seq, received, body) VALUES (?, ?, ?, ?, ?)"
     " ON CONFLICT (tbl, topic) DO UPDATE SET seq = EXCLUDED.seq, received = EXCLUDED.received,"
@@ -73,9 +80,15 @@ def kind(topic: str) -> str:
     return topic.rsplit("/", 1)[-1]
 
 
+def view_row(message: Received) -> tuple[Any, ...]:
+    """The :data:`INSERT_VIEW` row of a derived view kept whole."""
+    return (*message_row(message), message.table, message.seq)
+
+
 def derived_row(message: Received) -> tuple[Any, ...]:
+    """The :data:`INSERT_DERIVED` row of a derived view kept as its place."""
     return (message.table, message.seq, kind(message.topic),
-            float_or_none(message.body.get("ts")))
+            float_or_none(message.body.get("ts")), message.table, message.seq)
 
 
 def latest_rows(derived: Sequence[Received]) -> list[tuple[Any, ...]]:
@@ -89,7 +102,12 @@ def latest_rows(derived: Sequence[Received]) -> list[tuple[Any, ...]]:
     return [(m.table, kind(m.topic), m.seq, m.received, m.payload) for m in newest.values()]
 
 
-def is_derived(message: Received) -> bool:
-    """Is this a derived view (kept as its seq, topic and ts, and as the latest whole)?"""
+def is_view(message: Received) -> bool:
+    """Is this a derived view (its table's latest of the topic is kept whole)?"""
     return message.seq is not None and kind(message.topic) in DERIVED_TOPICS
+
+
+def is_derived(message: Received) -> bool:
+    """Is this a derived view kept as its place (its seq, topic and ts)?"""
+    return message.place and is_view(message)
 

@@ -26,14 +26,17 @@ from baccarat.floor.schema import (
     INSERT_DERIVED,
     INSERT_MESSAGE,
     INSERT_QUARANTINE,
+    INSERT_VIEW,
     SCHEMA,
     UPSERT_LATEST,
     UPSERT_STATUS,
     derived_row,
     is_derived,
+    is_view,
     kind,
     latest_rows,
     message_row,
+    view_row,
 )
 
 log = logging.getLogger(__name__)
@@ -112,22 +115,24 @@ class SqlStore(SqlReads):
             raise self._failure(exc) from exc
 
     def _add(self, batch: Sequence[Received], quarantine: Sequence[Quarantined]) -> AddResult:
-        derived = [m for m in batch if is_derived(m)]
-        messages = [m for m in batch if m.seq is not None and not is_derived(m)]
+        places = [m for m in batch if is_derived(m)]
+        wholes = [m for m in batch if is_view(m) and not is_derived(m)]
+        facts = [m for m in batch if m.seq is not None and not is_view(m)]
         statuses = [m for m in batch if m.seq is None and m.topic.endswith("/status")]
         try:
             with self._transaction() as cursor:
-                if messages:
-                    cursor.executemany(self._q(INSERT_MESSAGE), [message_row(m) for m in messages])
-                    if cursor.rowcount != len(messages):
-                        raise _RepeatedError  # noqa: TRY301 - rolls the transaction back
-                if derived:
-                    cursor.executemany(self._q(INSERT_DERIVED), [derived_row(m) for m in derived])
-                    if cursor.rowcount != len(derived):
-                        raise _RepeatedError  # noqa: TRY301 - rolls the transaction back
-                    due = self._due_latest(latest_rows(derived))
-                    if due:
-                        cursor.executemany(self._q(UPSERT_LATEST), due)
+                for statement, rows in (
+                    (INSERT_MESSAGE, [message_row(m) for m in facts]),
+                    (INSERT_VIEW, [view_row(m) for m in wholes]),
+                    (INSERT_DERIVED, [derived_row(m) for m in places]),
+                ):
+                    if rows:
+                        cursor.executemany(self._q(statement), rows)
+                        if cursor.rowcount != len(rows):
+                            raise _RepeatedError  # noqa: TRY301 - rolls the transaction back
+                due = self._due_latest(latest_rows([*wholes, *places]))
+                if due:
+                    cursor.executemany(self._q(UPSERT_LATEST), due)
                 if statuses:
                     cursor.executemany(
                         self._q(UPSERT_STATUS),
@@ -142,7 +147,7 @@ class SqlStore(SqlReads):
                 self._quarantine(cursor, quarantine)
             return result
         return AddResult(
-            stored=len(messages) + len(derived), statuses=len(statuses),
+            stored=len(facts) + len(wholes) + len(places), statuses=len(statuses),
             quarantined=len(quarantine),
         )
 
@@ -160,6 +165,7 @@ class SqlStore(SqlReads):
         raise NotImplementedError
 
     def _add_one(self, cursor: Any, message: Received, result: AddResult) -> None:
+        """One message alone: new, a repeat, or a conflict (same seq, another body)."""
         seq = message.seq
         if seq is None:
             if message.topic.endswith("/status"):
@@ -169,18 +175,19 @@ class SqlStore(SqlReads):
                 result.statuses += 1
             return
         if is_derived(message):
-            self._add_derived(cursor, message, result)
-            return
-        body = message.body
-        cursor.execute(self._q(INSERT_MESSAGE), message_row(message))
+            cursor.execute(self._q(INSERT_DERIVED), derived_row(message))
+        elif is_view(message):
+            cursor.execute(self._q(INSERT_VIEW), view_row(message))
+        else:
+            cursor.execute(self._q(INSERT_MESSAGE), message_row(message))
         if cursor.rowcount == 1:
+            if is_view(message):
+                due = self._due_latest(latest_rows([message]))
+                if due:
+                    cursor.executemany(self._q(UPSERT_LATEST), due)
             result.stored += 1
             return
-        cursor.execute(
-            self._q("SELECT body FROM messages WHERE tbl = ? AND seq = ?"), (message.table, seq)
-        )
-        (kept,) = cursor.fetchone()
-        if json.loads(kept) == body:
+        if self._kept_before(cursor, message):
             result.duplicates += 1
             return
         cursor.execute(
@@ -191,31 +198,19 @@ class SqlStore(SqlReads):
         )
         result.conflicts += 1
 
-    def _add_derived(self, cursor: Any, message: Received, result: AddResult) -> None:
-        """A derived view alone: new, a repeat (same seq and topic), or a conflict."""
-        cursor.execute(self._q(INSERT_DERIVED), derived_row(message))
-        if cursor.rowcount == 1:
-            due = self._due_latest(latest_rows([message]))
-            if due:
-                cursor.executemany(self._q(UPSERT_LATEST), due)
-            result.stored += 1
-            return
-        cursor.execute(
-            self._q("SELECT topic FROM derived WHERE tbl = ? AND seq = ?"),
-            (message.table, message.seq),
-        )
-        (kept,) = cursor.fetchone()
-        if kept == kind(message.topic):
-            result.duplicates += 1  # its body is the view of that seq: rebuilt, the same
-            return
-        cursor.execute(
-            self._q(
-                "INSERT INTO conflicts (tbl, seq, topic, received, body) VALUES (?, ?, ?, ?, ?)"
-            ),
-            (message.table, message.seq, message.topic, message.received, message.payload),
-        )
-        result.conflicts += 1
+    def _kept_before(self, cursor: Any, message: Received) -> bool:
+        """Is what the store holds at this message's seq this message (whole, or its place)?
 
+        A place is the same message when its topic is: its body is the view of that seq.
+        """
+        key = (message.table, message.seq)
+        cursor.execute(self._q("SELECT body FROM messages WHERE tbl = ? AND seq = ?"), key)
+        row = cursor.fetchone()
+        if row is not None:
+            return bool(json.loads(row[0]) == message.body)
+        cursor.execute(self._q("SELECT topic FROM derived WHERE tbl = ? AND seq = ?"), key)
+        row = cursor.fetchone()
+        return row is not None and row[0] == kind(message.topic) and is_view(message)
 
     def _due_latest(self, rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
         """Of these ``latest`` rows and those held back, the ones to write now.

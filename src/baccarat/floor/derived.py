@@ -230,6 +230,8 @@ class TableViews:
         self.last_seq: int | None = 0 if from_start else None
         self.roads = RoadsView()
         self.rounds = RoundsView()
+        self.unusable = 0
+        """Bodies the fold could not use (the views unknown after each, until a new shoe)."""
 
     def _step(self, seq: int) -> None:
         if self.last_seq is not None and seq != self.last_seq + 1:
@@ -237,8 +239,19 @@ class TableViews:
         self.last_seq = seq
 
     def fact(self, body: Mapping[str, Any]) -> None:
-        """Fold in the table's next fact (a body that is not a derived view)."""
+        """Fold in the table's next fact (a body that is not a derived view).
+
+        A body the fold cannot use (a field missing or of another type: the screen checks
+        only the fields the store reads) leaves the views unknown until the next shoe.
+        """
         self._step(body["seq"])
+        try:
+            self._fold(body)
+        except Exception:  # hostile input: never out of the recorder's loop
+            self.unusable += 1
+            self.known = False
+
+    def _fold(self, body: Mapping[str, Any]) -> None:
         if body.get("type") == "shoe" and body["shoe"] != self.shoe:
             if self.shoe is not None:
                 self.known = True  # a shoe starts: nothing before it is needed
@@ -252,6 +265,15 @@ class TableViews:
     def make(self, topic: str, seq: int, ts: float | None) -> str | None:
         """The ``topic`` body the table published at ``seq``, or None if it cannot be made."""
         self._step(seq)
+        try:
+            made = self._make(topic, seq, ts)
+        except Exception:  # a state no engine reaches, from hostile facts
+            self.unusable += 1
+            self.known = False
+            return None
+        return made if self.known else None
+
+    def _make(self, topic: str, seq: int, ts: float | None) -> str | None:
         shoe = self.shoe or 0
         if topic == "roads":
             made: str | None = self.roads.body(shoe, seq, ts)
@@ -261,7 +283,7 @@ class TableViews:
             made = self.rounds.recall_body(shoe, seq, ts)
         else:
             raise ValueError(f"not a derived view: {topic!r}")
-        return made if self.known else None
+        return made
 
 
 class Arrivals:

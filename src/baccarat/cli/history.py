@@ -4,10 +4,10 @@ Rounds with every card, the result and the alarms with who settled them, from th
 recorder's database (:mod:`baccarat.floor.history`), or from a file of message JSON lines
 (``--messages FILE``: what ``baccarat replay`` or ``journal show --messages`` print).
 
-``--rebuild TOPIC --table T [--at-seq N]``: a derived view the recorder did not store
-whole (``roads``), made again from the stored facts byte for byte, as the table published
-it at ``seq`` N (the newest at or before N; without it the newest of all), on one line
-(:mod:`baccarat.floor.derived`).
+``--rebuild TOPIC --table T [--at-seq N]``: a derived view (``roads``, ``round``,
+``recall``) as the table published it at ``seq`` N (the newest at or before N; without it
+the newest of all), on one line: made again from the stored facts byte for byte where the
+recorder kept only its place, as stored where it kept it whole (:mod:`baccarat.floor.derived`).
 """
 
 from __future__ import annotations
@@ -135,20 +135,31 @@ def _rebuild(args: argparse.Namespace) -> int:
     except StoreError as exc:
         print(f"baccarat history: {exc}", file=sys.stderr)
         return 2
+    at = "" if args.at_seq is None else f" at or before seq {args.at_seq}"
     if found is None:
-        at = "" if args.at_seq is None else f" at or before seq {args.at_seq}"
         print(f"baccarat history: {args.table} published no {args.rebuild}{at} that the"
               " database knows of", file=sys.stderr)
+        return 1
+    if found[1] is None:
+        print(f"baccarat history: {args.table}'s {args.rebuild} at seq {found[0]} cannot be"
+              " made again: the stored messages do not reach back to its shoe's start, or one"
+              " is missing", file=sys.stderr)
         return 1
     print(found[1])
     return 0
 
 
-def _rebuilt(store: Store, table: str, topic: str, at_seq: int | None) -> tuple[int, str] | None:
-    derived = store.derived(table, at_seq)
+def _rebuilt(
+    store: Store, table: str, topic: str, at_seq: int | None
+) -> tuple[int, str | None] | None:
+    """The view current at ``at_seq`` (the newest without it); its body None: not made."""
+    stored, places = store.stored(table, at_seq), store.derived(table, at_seq)
     if at_seq is None:
-        at_seq = derived[-1].seq if derived else 0
-    return rebuild_at(store.facts(table, at_seq), derived, topic, at_seq)
+        newest = [places[-1].seq] if places else []
+        if stored:
+            newest.append(stored[-1][0]["seq"])
+        at_seq = max(newest, default=0)
+    return rebuild_at(stored, places, topic, at_seq)
 
 
 def _sequence(

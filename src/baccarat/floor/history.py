@@ -160,7 +160,8 @@ def rounds(
             continue  # a shoe burn, a shoe message, a device alarm outside any round
         key = (table, shoe, number)
         if key not in current:
-            current[key] = RoundHistory(table, shoe, number)
+            # the engine's round id, as its result, void and round bodies carry it
+            current[key] = RoundHistory(table, shoe, number, round_id=f"{shoe}-{number}")
             order.append(key)
         _apply(current[key], body, alarm_rounds)
     for key in order:

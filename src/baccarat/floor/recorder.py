@@ -49,6 +49,7 @@ from paho.mqtt.subscribeoptions import SubscribeOptions
 
 from baccarat.backoff import Backoff
 from baccarat.floor.bodies import CLEARED_TOPICS, IGNORED_TOPICS, Refused, screen, shown
+from baccarat.floor.derived import Arrivals
 from baccarat.floor.shuffle import TOPIC as SURVEILLANCE_TOPIC
 from baccarat.floor.store import (
     AddResult,
@@ -70,10 +71,8 @@ BATCH_MAX: Final = 500
 """Messages stored in one transaction at most."""
 GATHER: Final = 0.05
 """Seconds to let a batch gather after its first message (unless BATCH_MAX are waiting):
-one commit, with its fsync, for every message that comes in that time, not one for each.
-At a hundred tables (1,500 messages a second) this and the one wake-up per burst took the
-recorder from 38 % to 28 % of a core (bench/README.md, "The floor"); the cost is at most
-this much more before a message is acknowledged."""
+one commit, with its fsync, for every message that comes in that time, not one for each;
+a message waits at most this much more before it is acknowledged."""
 RETRY_FIRST: Final = 0.5
 RETRY_CAP: Final = 30.0
 """Seconds between attempts to reach a database that is unavailable (the package's one
@@ -153,6 +152,8 @@ class Recorder:
         self.prefix = prefix
         self.watch = watch
         self.counters = RecorderCounters()
+        self.arrivals = Arrivals()
+        """Each table's derived views, made as its messages come: which to keep as places."""
         self.connected = asyncio.Event()
         self._arrived: collections.deque[Delivery] = collections.deque()
         """Filled by paho's thread, emptied by the event loop (deque ends are thread-safe)."""
@@ -279,7 +280,7 @@ class Recorder:
                 received.append(item)
             elif isinstance(item, Quarantined):
                 quarantine.append(item)
-        await self._add(received, quarantine)
+        await self._add(self.arrivals.mark(received), quarantine)
         if self.watch is not None:
             for topic, payload in await self.watch(received):
                 self._client.publish(topic, payload, qos=1)
@@ -298,10 +299,11 @@ class Recorder:
                     self._lost(quarantine, exc)
                     return
                 refused = _quarantined(received[0], f"{REFUSED}: {exc}")
+                self.arrivals.lost(received[0])
                 await self._add([], [*quarantine, refused])
                 return
         for message in received:
-            await self._add([message], [])
+            await self._add([self.arrivals.recheck(message)], [])
         if quarantine:
             await self._add([], quarantine)
 

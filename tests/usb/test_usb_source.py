@@ -79,8 +79,11 @@ async def test_reads_a_full_8_deck_shoe_exactly(packet_size: int) -> None:
     assert kinds(others[:4]) == ["LinkUp", "Hello", "ShuffleStarted", "ShuffleDone"]
     assert_no_rejected(others)
     counters = link.counters
-    assert counters["crc_errors"] == counters["duplicates"] == counters["usb_errors"] == 0
-    assert counters["frames_ok"] == FULL_SHOE + 3  # HELLO, ShuffleStarted, ShuffleDone
+    assert counters["crc_errors"] == counters["usb_errors"] == 0
+    # a host slowed by a loaded machine acknowledges late and the device sends its window
+    # again (go-back-N): duplicates, dropped; the cards above are each there once
+    duplicates = counters["duplicates"]
+    assert counters["frames_ok"] == FULL_SHOE + 3 + duplicates  # HELLO, ShuffleStarted, ShuffleDone
     assert counters["bytes_in"] == link.decoder.counters["bytes_in"] > FULL_SHOE * 7
     assert counters["bytes_out"] > 0
     assert link.state is LinkState.STOPPED

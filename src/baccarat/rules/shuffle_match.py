@@ -21,7 +21,7 @@ below :data:`TARGET_RATE` for a whole floor's day (:data:`FLOOR_SHOES` shoes of 
 10 cards, 6.5e-7 a shoe. A table compares with its own last shoes only, far fewer.
 
 **The index.** Every ``GRAM`` consecutive cards of every shoe held are a key into one
-hash table (chains through fixed arrays, so that a day of a floor fits in about 200 MB),
+hash table (chains through fixed arrays, so that a day of a floor fits in 140 MiB),
 and each card looks up the key its last ``GRAM`` cards make: the matches it finds are
 the candidate alignments, which are then checked card by card, backwards from the card
 just out. A run of :data:`RUN` cards with at most one gap has a stretch of at least

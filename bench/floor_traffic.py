@@ -189,24 +189,8 @@ RETAINED = frozenset({"shoe", "round", "alarms", "roads", "recall"})
 
 
 def database_bytes(db: str) -> int:
-    if db.startswith("postgresql:"):
-        import psycopg
-
-        with psycopg.connect(db) as connection:
-            row = connection.execute(
-                "SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0) FROM pg_class c"
-                " JOIN pg_namespace n ON n.oid = c.relnamespace"
-                " WHERE n.nspname = 'public' AND c.relkind = 'r'"
-            ).fetchone()
-            return int(row[0]) if row else 0
-    import sqlite3
-
-    with contextlib.closing(sqlite3.connect(db)) as connection:  # the WAL into the file first
-        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        pages = connection.execute("PRAGMA page_count").fetchone()[0]
-        free = connection.execute("PRAGMA freelist_count").fetchone()[0]
-        size = connection.execute("PRAGMA page_size").fetchone()[0]
-    return int((pages - free) * size)
+    """Bytes the database's tables and indexes use (:func:`relation_bytes`)."""
+    return sum(relation_bytes(db).values())
 
 
 def count(db: str, sql: str, plain: str | None = None) -> int:

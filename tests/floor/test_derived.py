@@ -31,7 +31,7 @@ from drivers.test_board_shows_the_table import PIT_DELAY, deal
 from floor.test_recorder import DECKS, FLOOR_BROKER, RecorderProcess
 from support.daemon import Daemon, Recorder
 from support.mosquitto import Mosquitto
-from support.slow_pit import SlowPit
+from support.slow_pit import dealt_with_a_slow_pit
 
 SEED = 5
 """A shoe with held cards burned, a round voided and a result declared again."""
@@ -108,13 +108,7 @@ async def test_derived_views_rebuilt_from_the_facts_equal_what_the_table_publish
         try:
             async with Recorder(broker) as board, broker.client() as client:
                 await asyncio.to_thread(daemon.start)
-                pit_task = asyncio.create_task(SlowPit(board, client, PIT_DELAY).run())
-                try:
-                    async with asyncio.timeout(200):
-                        await deal(shoe, dealer, played)
-                    await asyncio.sleep(PIT_DELAY * 6)  # the pit settles the last ones
-                finally:
-                    pit_task.cancel()
+                await dealt_with_a_slow_pit(board, client, PIT_DELAY, deal(shoe, dealer, played))
             last = max(truth)
             await _stored_up_to(db_url, last)
         finally:

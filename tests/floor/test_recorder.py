@@ -200,6 +200,7 @@ async def test_three_tables_an_outage_and_a_killed_recorder_lose_nothing(
             assert from_db.count("\n") > 10
 
 
+@pytest.mark.timeout(300)  # every look at the journal is a `journal show` process: slow loaded
 async def test_the_recorder_killed_mid_shoe_stores_everything_once(
     tmp_path: Path, mosquitto_factory: Any
 ) -> None:

@@ -30,13 +30,15 @@ What the facts give, by view:
 
 Not every body is a function of the facts: a squeeze table's ``round`` while cards are
 withheld, a foreign card accepted as a burn, the positions exposed in a round later made
-void. That is why the recorder makes every derived body at its arrival and compares it with
-what came (:class:`baccarat.floor.recorder.Recorder`): one it cannot make exactly is stored
-whole, as a fact; only one made byte for byte is kept as its place. The history folds the
-same messages with the same code, so that what it makes at a place is what the recorder
-compared. A fold is only as good as its messages: one that did not begin at the table's
-first ``seq`` makes nothing until a shoe starts (a shoe message with a new number), nor
-after a ``seq`` is missing, until the next shoe.
+void, a table's own rule profile (only the built-in ones are known here). That is why the
+recorder makes every derived body as it arrives and compares it with what came
+(:class:`Arrivals`): one it cannot make exactly is stored whole, as a fact; only one made
+byte for byte is kept as its place. The history folds the same messages with the same code
+(:func:`rebuilt`), so that what it makes at a place is what the recorder compared. A fold is
+only as good as its messages: one that did not begin at the table's first ``seq`` makes
+nothing until a shoe starts (a shoe message with a new number), nor after a ``seq`` is
+missing, until the next shoe. A recorder started again takes each table's fold from the
+store (:func:`resumed`), as the history would have it.
 """
 
 from __future__ import annotations

@@ -145,7 +145,8 @@ class Offer:
 
     def stop(self) -> None:
         self._stop.set()
-        self._thread.join()
+        if self._thread.ident is not None:  # started (the growth phase offers by hand)
+            self._thread.join()
         for client in self._clients:
             client.disconnect()
             client.loop_stop()
@@ -165,9 +166,12 @@ class Offer:
             tick += 1
 
     def _offer(self, index: int, second: int) -> None:
+        self.offer_input(index, self.groups[(second + index * 7) % len(self.groups)])
+
+    def offer_input(self, index: int, group: list[tuple[str, bytes]]) -> None:
+        """One input's messages at table ``index``, with its next seq and ts now."""
         table = self.tables[index]
         client = self._clients[index % CLIENTS]
-        group = self.groups[(second + index * 7) % len(self.groups)]
         now = f'"ts":{time.time()!r}'.encode()
         for topic, payload in group:
             seq = self.last_seq.get(table, 0) + 1
@@ -185,59 +189,147 @@ RETAINED = frozenset({"shoe", "round", "alarms", "roads", "recall"})
 
 
 def database_bytes(db: str) -> int:
+    """Bytes the database's tables and indexes use (:func:`relation_bytes`)."""
+    return sum(relation_bytes(db).values())
+
+
+def count(db: str, sql: str, plain: str | None = None) -> int:
+    """A COUNT the database answers.
+
+    ``plain`` if it has not the tables of ``sql``; 0 if it has neither (the recorder has
+    not made its tables yet).
+    """
     if db.startswith("postgresql:"):
         import psycopg
 
-        with psycopg.connect(db) as connection:
-            row = connection.execute(
-                "SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0) FROM pg_class c"
-                " JOIN pg_namespace n ON n.oid = c.relnamespace"
-                " WHERE n.nspname = 'public' AND c.relkind = 'r'"
-            ).fetchone()
-            return int(row[0]) if row else 0
-    import sqlite3
+        errors: tuple[type[Exception], ...] = (psycopg.Error,)
+        connect: Any = lambda: psycopg.connect(db, autocommit=True)  # noqa: E731
+    else:
+        import sqlite3
 
-    with contextlib.closing(sqlite3.connect(db)) as connection:  # the WAL into the file first
-        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        pages = connection.execute("PRAGMA page_count").fetchone()[0]
-        free = connection.execute("PRAGMA freelist_count").fetchone()[0]
-        size = connection.execute("PRAGMA page_size").fetchone()[0]
-    return int((pages - free) * size)
+        errors = (sqlite3.Error,)
+        connect = lambda: contextlib.closing(sqlite3.connect(db))  # noqa: E731
+    with connect() as connection:
+        for query in (sql, plain):
+            if query is None:
+                continue
+            try:
+                return int(connection.execute(query).fetchone()[0])
+            except errors:
+                continue
+    return 0
 
 
 def stored(db: str) -> int:
     """Messages the database holds: facts, and derived views' places if it has them."""
-    sql = "SELECT (SELECT COUNT(*) FROM messages) + COALESCE((SELECT COUNT(*) FROM derived), 0)"
-    plain = "SELECT COUNT(*) FROM messages"
+    return count(
+        db, "SELECT (SELECT COUNT(*) FROM messages) + COALESCE((SELECT COUNT(*) FROM derived), 0)",
+        "SELECT COUNT(*) FROM messages",
+    )
+
+
+def relation_bytes(db: str) -> dict[str, int]:
+    """Bytes in use by each table and index of the database.
+
+    SQLite: after a checkpoint, the WAL excluded; PostgreSQL: each table with its TOAST.
+    """
     if db.startswith("postgresql:"):
         import psycopg
 
-        with psycopg.connect(db, autocommit=True) as connection:
-            try:
-                return int(connection.execute(sql).fetchone()[0])  # type: ignore[index]
-            except psycopg.Error:
-                return int(connection.execute(plain).fetchone()[0])  # type: ignore[index]
+        with psycopg.connect(db) as connection:
+            rows = connection.execute(
+                "SELECT c.relname, pg_table_size(c.oid) FROM pg_class c"
+                " JOIN pg_namespace n ON n.oid = c.relnamespace"
+                " WHERE n.nspname = 'public' AND c.relkind IN ('r', 'i')"
+            ).fetchall()
+            return {str(name): int(size) for name, size in rows}
     import sqlite3
 
     with contextlib.closing(sqlite3.connect(db)) as connection:
-        try:
-            return int(connection.execute(sql).fetchone()[0])
-        except sqlite3.Error:
-            return int(connection.execute(plain).fetchone()[0])
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        rows = connection.execute("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name").fetchall()
+    return {str(name): int(size) for name, size in rows}
+
+
+def kept(db: str) -> tuple[int, int]:
+    """Derived views kept whole (in ``messages``) and as places (``derived``)."""
+    whole = count(db, "SELECT COUNT(*) FROM messages WHERE type IN ('roads', 'round', 'recall')")
+    return whole, count(db, "SELECT COUNT(*) FROM derived")
+
+
+def start_recording(db: str, args: argparse.Namespace, port: int,
+                    folder: Path) -> subprocess.Popen[bytes]:
+    """``baccarat record`` into ``db`` (from ``--recorder-src`` if given)."""
+    env = dict(os.environ)
+    if args.recorder_src:
+        env["PYTHONPATH"] = str(Path(args.recorder_src).resolve())
+    return subprocess.Popen(
+        baccarat("record", "--broker", f"127.0.0.1:{port}", "--db", db, "--log-level",
+                 "WARNING"),
+        stdout=(folder / "recorder.log").open("wb"), stderr=subprocess.STDOUT, env=env,
+    )
+
+
+def growth(db: str, args: argparse.Namespace, groups: list[list[tuple[str, bytes]]],
+           folder: Path) -> dict[str, Any]:
+    """The database's bytes per shoe, by table and index.
+
+    ``--growth-tables`` tables are each offered the whole shoe from its start, as fast as
+    the recorder stores it.
+    """
+    port = free_port()
+    broker = start_broker(folder, port)
+    recorder = start_recording(db, args, port, folder)
+    time.sleep(2.0)  # the recorder subscribed, its tables made
+    before = relation_bytes(db)
+    offer = Offer(port, args.growth_tables, groups)
+    offered = 0
+    for second in range(len(groups)):  # every table's inputs from the shoe's start, in order
+        for index in range(args.growth_tables):
+            offer.offer_input(index, groups[second])
+        offered = offer.messages
+        while offered - stored(db) > 20 * args.growth_tables:
+            time.sleep(0.05)  # no further ahead of the recorder than a few inputs a table
+    deadline = time.time() + 120
+    while stored(db) < offered and time.time() < deadline:
+        time.sleep(0.2)
+    lost = offered - stored(db)
+    offer.stop()
+    recorder.send_signal(signal.SIGTERM)  # it writes the latest views it held back
+    recorder.wait(60)
+    broker.terminate()
+    broker.wait(10)
+    after = relation_bytes(db)
+    shoes = args.growth_tables
+    by_relation = {name: (after.get(name, 0) - before.get(name, 0)) / shoes
+                   for name in after}
+    whole, places = kept(db)
+    return {
+        "db": "postgresql" if db.startswith("postgresql:") else "sqlite", "shoes": shoes,
+        "lost": lost, "per_shoe": sum(by_relation.values()), "by_relation": by_relation,
+        "views_whole": whole, "views_places": places,
+    }
+
+
+def growth_report(r: dict[str, Any]) -> str:
+    """One line: the growth per shoe, by table and index; ``latest`` is once per table."""
+    by_relation = r["by_relation"]
+    latest = sum(size for name, size in by_relation.items() if name.startswith("latest"))
+    parts = ", ".join(f"{name} {size / 1e3:.1f}" for name, size in
+                      sorted(by_relation.items(), key=lambda item: -item[1]) if size)
+    return (
+        f"{r['db']}: {r['shoes']} tables, a whole shoe each: database"
+        f" +{(r['per_shoe'] - latest) / 1e3:.0f} kB per shoe, and {latest / 1e3:.0f} kB once"
+        f" per table for its latest views (kB by table and index: {parts}); derived views"
+        f" kept whole {r['views_whole']}, as places {r['views_places']}; lost {r['lost']}"
+    )
 
 
 def run(db: str, args: argparse.Namespace, groups: list[list[tuple[str, bytes]]],
         folder: Path) -> dict[str, Any]:
     port = free_port()
     broker = start_broker(folder, port)
-    env = dict(os.environ)
-    if args.recorder_src:
-        env["PYTHONPATH"] = str(Path(args.recorder_src).resolve())
-    recorder = subprocess.Popen(
-        baccarat("record", "--broker", f"127.0.0.1:{port}", "--db", db, "--log-level",
-                 "WARNING"),
-        stdout=(folder / "recorder.log").open("wb"), stderr=subprocess.STDOUT, env=env,
-    )
+    recorder = start_recording(db, args, port, folder)
     pit = Pit(port)
     pit.start()
     pit.ready.wait(10)
@@ -296,6 +388,18 @@ def report(r: dict[str, Any]) -> str:
     )
 
 
+def measure(args: argparse.Namespace, groups: list[list[tuple[str, bytes]]], folder: Path,
+            new_db: Any) -> None:
+    """The growth per shoe and the timed run, each on a fresh database and broker."""
+    if args.growth_tables:
+        (folder / "growth").mkdir(parents=True)
+        print(growth_report(growth(new_db(folder / "growth"), args, groups, folder / "growth")),
+              flush=True)
+    if not args.no_timed:
+        (folder / "timed").mkdir(parents=True)
+        print(report(run(new_db(folder / "timed"), args, groups, folder / "timed")), flush=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tables", type=int, default=1000)
@@ -306,6 +410,11 @@ def main() -> int:
                         help="also on a private PostgreSQL cluster (tests/support/postgres.py)")
     parser.add_argument("--no-sqlite", action="store_true")
     parser.add_argument("--recorder-src", help="run the recorder from this src folder")
+    parser.add_argument("--growth-tables", type=int, default=10,
+                        help="tables offered a whole shoe each, as fast as the recorder"
+                        " stores it, for the database's growth per shoe (0: not measured)")
+    parser.add_argument("--no-timed", action="store_true",
+                        help="only the growth per shoe, not the timed run at a table's pace")
     args = parser.parse_args()
     bodies = capture(args.shoes)
     groups = inputs(bodies)
@@ -313,18 +422,14 @@ def main() -> int:
     print(f"recorded: {len(bodies)} messages, {len(groups)} inputs, {size / 1e6:.2f} MB a shoe")
     with tempfile.TemporaryDirectory(prefix="floor-traffic-") as tmp:
         if not args.no_sqlite:
-            folder = Path(tmp) / "sqlite"
-            folder.mkdir()
-            print(report(run(str(folder / "floor.db"), args, groups, folder)), flush=True)
+            measure(args, groups, Path(tmp) / "sqlite", lambda folder: str(folder / "floor.db"))
         if args.postgres:
             sys.path.insert(0, str(HERE.parent / "tests"))
             from support.postgres import Postgres
 
             cluster = Postgres().start()
             try:
-                folder = Path(tmp) / "postgresql"
-                folder.mkdir()
-                print(report(run(cluster.new_database(), args, groups, folder)), flush=True)
+                measure(args, groups, Path(tmp) / "postgresql", lambda _: cluster.new_database())
             finally:
                 cluster.close()
     return 0

@@ -29,7 +29,7 @@ from baccarat.sim_hardware.dealer import Dealer, Step
 from baccarat.sim_hardware.virtual_shoe import VirtualShoe
 from support.daemon import Daemon, Recorder, replay_journal
 from support.mosquitto import Mosquitto
-from support.slow_pit import SlowPit
+from support.slow_pit import dealt_with_a_slow_pit
 from support.table_truth import check
 
 PACE = 0.04
@@ -83,14 +83,7 @@ async def test_every_published_result_is_a_round_the_dealer_dealt(
         try:
             async with Recorder(mosquitto) as board, mosquitto.client() as client:
                 await asyncio.to_thread(daemon.start)
-                pit = SlowPit(board, client, PIT_DELAY)
-                pit_task = asyncio.create_task(pit.run())
-                try:
-                    async with asyncio.timeout(200):
-                        await deal(shoe, dealer, played)
-                    await asyncio.sleep(PIT_DELAY * 6)  # the pit settles the last ones
-                finally:
-                    pit_task.cancel()
+                await dealt_with_a_slow_pit(board, client, PIT_DELAY, deal(shoe, dealer, played))
         finally:
             daemon.close()
     assert "rounds open on the dealer's 'open' (open_mode explicit)" in daemon.log()

@@ -13,7 +13,6 @@ a fact is gone.
 from __future__ import annotations
 
 import asyncio
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -28,10 +27,10 @@ from baccarat.sim_hardware.dealer import Dealer, Step
 from baccarat.sim_hardware.virtual_shoe import VirtualShoe
 from controller.engine.test_dealer_and_slow_pit import table_profile
 from drivers.test_board_shows_the_table import PIT_DELAY, deal
-from floor.test_recorder import DECKS, FLOOR_BROKER, RecorderProcess
+from floor.test_recorder import DECKS, FLOOR_BROKER, RecorderProcess, recording
 from support.daemon import Daemon, Recorder
 from support.mosquitto import Mosquitto
-from support.slow_pit import SlowPit
+from support.slow_pit import dealt_with_a_slow_pit
 
 SEED = 5
 """A shoe with held cards burned, a round voided and a result declared again."""
@@ -71,29 +70,12 @@ async def _stored_up_to(db: str, seq: int, within: float = 60.0) -> None:
     raise AssertionError(f"seq {seq} never stored")
 
 
-async def _recording(broker: Mosquitto, db: str) -> None:
-    """Wait until the recorder stores what comes (it has subscribed): a probe on table T0."""
-    probe = json.dumps({"schema": 1, "type": "card", "seq": 1, "ts": 1.0, "shoe": 1,
-                        "round": 1, "position": "P1", "card": "9S"})
-    async with broker.client() as client:
-        for _ in range(600):
-            await client.publish("baccarat/T0/card", probe, qos=1)
-            await asyncio.sleep(0.2)
-            store = open_store(db)
-            try:
-                if list(store.seqs("T0")):
-                    return
-            finally:
-                store.close()
-    raise AssertionError("the recorder never stored the probe")
-
-
 async def test_derived_views_rebuilt_from_the_facts_equal_what_the_table_published(
     tmp_path: Path, mosquitto_factory: Any, db_url: str
 ) -> None:
     broker: Mosquitto = mosquitto_factory(persistence=True, extra_config=FLOOR_BROKER)
     recorder = RecorderProcess(tmp_path, broker, db_url).start()
-    await _recording(broker, db_url)
+    await recording(broker, db_url)
     truth: dict[int, tuple[str, bytes]] = {}
     ready, stop = asyncio.Event(), asyncio.Event()
     listening = asyncio.create_task(_truth(broker, truth, ready, stop))
@@ -108,13 +90,7 @@ async def test_derived_views_rebuilt_from_the_facts_equal_what_the_table_publish
         try:
             async with Recorder(broker) as board, broker.client() as client:
                 await asyncio.to_thread(daemon.start)
-                pit_task = asyncio.create_task(SlowPit(board, client, PIT_DELAY).run())
-                try:
-                    async with asyncio.timeout(200):
-                        await deal(shoe, dealer, played)
-                    await asyncio.sleep(PIT_DELAY * 6)  # the pit settles the last ones
-                finally:
-                    pit_task.cancel()
+                await dealt_with_a_slow_pit(board, client, PIT_DELAY, deal(shoe, dealer, played))
             last = max(truth)
             await _stored_up_to(db_url, last)
         finally:

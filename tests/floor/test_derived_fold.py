@@ -19,7 +19,7 @@ import pytest
 from baccarat.controller.engine.engine import Engine, Outcome
 from baccarat.controller.engine.inputs import Input
 from baccarat.floor.derived import VIEWS, Arrivals, rebuilt
-from baccarat.floor.store import DerivedSeq, Received
+from baccarat.floor.store import DerivedSeq, Received, Store
 from baccarat.sim_hardware.dealer import Dealer
 from controller.engine.test_dealer_and_slow_pit import Run
 
@@ -129,3 +129,36 @@ def test_a_message_the_database_refused_makes_the_views_after_it_whole() -> None
     rechecked = [arrivals.recheck(m) for m in marked]
     assert not any(m.place for m in rechecked[card:])  # a place after it: kept whole
     assert rechecked[:card] == marked[:card]
+
+
+def test_a_recorder_started_again_goes_on_keeping_places(store: Store) -> None:
+    messages = _messages("macau", 11)
+    cut = len(messages) // 2
+    first = Arrivals()
+    first.resume(store, "T1")  # as the recorder does: nothing of T1 stored yet
+    store.add(first.mark(messages[:cut]))
+    assert first.places > 0.8 * sum(1 for m in messages[:cut] if m.body["type"] in VIEWS)
+    again = Arrivals()  # a new recorder process: the table's views from the store
+    again.resume(store, "T1")
+    store.add(again.mark(messages[cut - 5:]))  # the broker delivers a few again
+    assert again.places > 0.8 * sum(1 for m in messages[cut:] if m.body["type"] in VIEWS)
+    truth = {m.seq: m.payload for m in messages}
+    stored, places = store.stored("T1"), store.derived("T1")
+    assert {b["seq"] for b, _ in stored} | {p.seq for p in places} == set(truth)
+    for topic in VIEWS:
+        for seq, body in rebuilt(stored, places, topic):
+            assert body == truth[seq], f"{topic} at seq {seq}"
+
+
+def test_a_store_that_began_mid_shoe_resumes_nothing_it_cannot_make(store: Store) -> None:
+    messages = _messages("macau", 12)
+    later = messages[len(messages) // 3:]
+    first = Arrivals()
+    store.add(first.mark(later[:100]))
+    again = Arrivals()
+    again.resume(store, "T1")
+    store.add(again.mark(later[100:]))
+    assert first.places == again.places == 0  # one shoe, begun in its middle: all whole
+    stored, places = store.stored("T1"), store.derived("T1")
+    assert not places
+    assert all(body is not None for topic in VIEWS for _, body in rebuilt(stored, [], topic))

@@ -76,6 +76,23 @@ class RecorderProcess:
         return self.log_file.read_text(errors="replace")
 
 
+async def recording(broker: Mosquitto, db: str) -> None:
+    """Wait until the recorder stores what comes (it has subscribed): a probe on table T0."""
+    probe = json.dumps({"schema": 1, "type": "card", "seq": 1, "ts": 1.0, "shoe": 1,
+                        "round": 1, "position": "P1", "card": "9S"})
+    async with broker.client() as client:
+        for _ in range(600):
+            await client.publish("baccarat/T0/card", probe, qos=1)
+            await asyncio.sleep(0.2)
+            store = open_store(db)
+            try:
+                if list(store.seqs("T0")):
+                    return
+            finally:
+                store.close()
+    raise AssertionError("the recorder never stored the probe")
+
+
 async def deal_shoe(shoe: VirtualShoe, seed: int) -> None:
     for event in Dealer(decks=DECKS, seed=seed).events():
         shoe.send(event)
@@ -206,6 +223,7 @@ async def test_the_recorder_killed_mid_shoe_stores_everything_once(
     broker: Mosquitto = mosquitto_factory(persistence=True, extra_config=FLOOR_BROKER)
     db = str(tmp_path / "floor.db")
     recorder = RecorderProcess(tmp_path, broker, db).start()
+    await recording(broker, db)  # else the table's first messages may come before it
     link = str(tmp_path / "shoe")
     async with VirtualShoe(link, "framed", baud=115200) as shoe:
         (tmp_path / "T1").mkdir()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
 from typing import Any
 
 from support.daemon import Recorder
@@ -48,3 +49,19 @@ class SlowPit:
             for name, body in commands:
                 self.commands += 1
                 await self.client.publish(f"baccarat/T1/cmd/{name}/pit-ana", body, qos=1)
+
+
+async def dealt_with_a_slow_pit(
+    board: Recorder, client: Any, delay: float, dealing: Awaitable[None]
+) -> None:
+    """Await ``dealing`` (200 s at most) while a :class:`SlowPit` settles the alarms.
+
+    Then the pit has the time to settle the last ones.
+    """
+    pit_task = asyncio.create_task(SlowPit(board, client, delay).run())
+    try:
+        async with asyncio.timeout(200):
+            await dealing
+        await asyncio.sleep(delay * 6)
+    finally:
+        pit_task.cancel()

@@ -30,17 +30,20 @@ What the facts give, by view:
 
 Not every body is a function of the facts: a squeeze table's ``round`` while cards are
 withheld, a foreign card accepted as a burn, the positions exposed in a round later made
-void. That is why the recorder makes every derived body at its arrival and compares it with
-what came (:class:`baccarat.floor.recorder.Recorder`): one it cannot make exactly is stored
-whole, as a fact; only one made byte for byte is kept as its place. The history folds the
-same messages with the same code, so that what it makes at a place is what the recorder
-compared. A fold is only as good as its messages: one that did not begin at the table's
-first ``seq`` makes nothing until a shoe starts (a shoe message with a new number), nor
-after a ``seq`` is missing, until the next shoe.
+void, a table's own rule profile (only the built-in ones are known here). That is why the
+recorder makes every derived body as it arrives and compares it with what came
+(:class:`Arrivals`): one it cannot make exactly is stored whole, as a fact; only one made
+byte for byte is kept as its place. The history folds the same messages with the same code
+(:func:`rebuilt`), so that what it makes at a place is what the recorder compared. A fold is
+only as good as its messages: one that did not begin at the table's first ``seq`` makes
+nothing until a shoe starts (a shoe message with a new number), nor after a ``seq`` is
+missing, until the next shoe. A recorder started again takes each table's fold from the
+store (:func:`resumed`), as the history would have it.
 """
 
 from __future__ import annotations
 
+import logging
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
@@ -49,7 +52,8 @@ from typing import Any, Final
 from baccarat.cards import CardError, parse_card
 from baccarat.controller.engine.roads import Roads
 from baccarat.controller.engine.state import RECALL_ROUNDS, Alarm, Round
-from baccarat.floor.records import DerivedSeq, Received
+from baccarat.floor.bodies import shown
+from baccarat.floor.records import DerivedSeq, Received, Store, StoreError
 from baccarat.messages.bodies import DealtCard, RecalledRound, RecallMessage, SettledAlarm
 from baccarat.rules.profiles import PROFILES, Profile, ProfileError, load_profile
 
@@ -57,6 +61,8 @@ VIEWS: Final = frozenset({"roads", "round", "recall"})
 """Every derived topic, made again by :class:`TableViews`; :data:`DERIVED_TOPICS` must be
 these (``tests/floor/test_derived.py``)."""
 HANDS: Final = frozenset({"P1", "P2", "P3", "B1", "B2", "B3"})
+
+log = logging.getLogger(__name__)
 
 
 def builtin_profile(name: str) -> Profile | None:
@@ -262,6 +268,18 @@ class TableViews:
         self.roads.fact(body)
         self.rounds.fact(body)
 
+    def take(self, body: Mapping[str, Any], text: str | None) -> str | None:
+        """Fold in a stored message; a derived view's body (as stored, or made), or None.
+
+        ``text`` is a stored body's, None for a derived view kept as its place.
+        """
+        kind = body.get("type")
+        if kind not in VIEWS:
+            self.fact(body)
+            return None
+        made = self.make(str(kind), body["seq"], body.get("ts"))
+        return text if text is not None else made
+
     def make(self, topic: str, seq: int, ts: float | None) -> str | None:
         """The ``topic`` body the table published at ``seq``, or None if it cannot be made."""
         self._step(seq)
@@ -301,6 +319,26 @@ class Arrivals:
         self.wholes = 0
         """Derived views kept whole: the facts before them did not make them exactly."""
         self._unsure: dict[str, int] = {}
+
+    def unseen(self, messages: Sequence[Received]) -> list[str]:
+        """The tables of these messages whose views are not folded yet, in order."""
+        return list(dict.fromkeys(m.table for m in messages
+                                  if m.seq is not None and m.table not in self.tables))
+
+    def resume(self, store: Store, table: str) -> None:
+        """Fold a table's views from what the store holds of it (:func:`resumed`).
+
+        Before its first message since the recorder started. If the store cannot be read,
+        its views are not known (its derived views kept whole) until its next shoe.
+        """
+        try:
+            views = resumed(store, table)
+        except StoreError as exc:
+            log.warning("table %s: its stored messages could not be read (%s): its derived"
+                        " views are kept whole until its next shoe", shown(table), exc)
+            views = TableViews(from_start=False)
+        if views is not None:  # else a new table: its views from its first message on
+            self.tables[table] = views
 
     def mark(self, messages: Sequence[Received]) -> list[Received]:
         """The messages, in order, each derived view marked ``place`` if it was made."""
@@ -359,19 +397,37 @@ def rebuilt(
     whole is given as it was stored.
     """
     pending = iter(places)
-    place = next(pending, None)
     views: TableViews | None = None
-    for body, text in _merged(stored, pending, place):
-        seq = body["seq"]
+    for body, text in _merged(stored, pending, next(pending, None)):
         if views is None:
-            views = TableViews(from_start=seq == 1)
-        kind = body.get("type")
-        if kind in VIEWS:
-            made = views.make(str(kind), seq, body.get("ts"))
-            if kind == topic:
-                yield seq, text if text is not None else made
-        else:
-            views.fact(body)
+            views = TableViews(from_start=body["seq"] == 1)
+        made = views.take(body, text)
+        if body.get("type") == topic:
+            yield body["seq"], made
+
+
+def resumed(store: Store, table: str) -> TableViews | None:
+    """A table's views as the history's fold has them after the table's stored messages.
+
+    Folded from the start of its newest stored shoe (where that fold starts afresh), so
+    that a recorder that starts again goes on keeping places, not bodies. Not known, as in
+    the history, if nothing before that shoe's start is stored but the table's first
+    ``seq`` was not 1. None if the store holds nothing of the table; StoreError if it
+    cannot be read.
+    """
+    start = store.shoe_start(table)
+    if start is None:
+        return None
+    if start.shoe_seq is None:
+        return TableViews(from_start=False)
+    views = TableViews(from_start=False)
+    if start.before or start.first_seq == 1:
+        views.shoe = -1  # as the history's: it starts afresh at the newest shoe's start
+    pending = iter(store.derived(table, since_seq=start.shoe_seq))
+    for body, text in _merged(store.stored(table, since_seq=start.shoe_seq), pending,
+                              next(pending, None)):
+        views.take(body, text)
+    return views
 
 
 def _merged(

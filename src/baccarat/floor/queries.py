@@ -14,6 +14,7 @@ from baccarat.floor.records import (
     DerivedSeq,
     LatestView,
     QuarantineTopic,
+    ShoeStart,
     ShoeSummary,
     TableTail,
     float_or_none,
@@ -30,38 +31,43 @@ class SqlReads:
     def _q(self, sql: str) -> str:
         return sql.replace("?", self.mark)
 
-    def facts(self, table: str, until_seq: int | None = None) -> list[dict[str, Any]]:
-        """The table's stored bodies (facts, and views kept whole), by ``seq``, to ``until_seq``."""
-        sql = "SELECT body FROM messages WHERE tbl = ?"
-        params: list[Any] = [table]
-        if until_seq is not None:
-            sql += " AND seq <= ?"
-            params.append(until_seq)
-        return [json.loads(body) for (body,) in self._read(sql + " ORDER BY seq", params)]
-
     def stored(
-        self, table: str, until_seq: int | None = None
+        self, table: str, until_seq: int | None = None, since_seq: int | None = None
     ) -> list[tuple[dict[str, Any], str]]:
         """The table's stored messages (body, and its text as published), by ``seq``."""
-        sql = "SELECT body FROM messages WHERE tbl = ?"
-        params: list[Any] = [table]
-        if until_seq is not None:
-            sql += " AND seq <= ?"
-            params.append(until_seq)
-        return [(json.loads(body), str(body))
-                for (body,) in self._read(sql + " ORDER BY seq", params)]
+        sql, params = _of_table("SELECT body FROM messages", table, until_seq, since_seq)
+        return [(json.loads(body), str(body)) for (body,) in self._read(sql, params)]
 
-    def derived(self, table: str, until_seq: int | None = None) -> list[DerivedSeq]:
+    def derived(
+        self, table: str, until_seq: int | None = None, since_seq: int | None = None
+    ) -> list[DerivedSeq]:
         """The table's derived views not kept whole: (seq, topic, ts), by ``seq``."""
-        sql = "SELECT seq, topic, ts FROM derived WHERE tbl = ?"
-        params: list[Any] = [table]
-        if until_seq is not None:
-            sql += " AND seq <= ?"
-            params.append(until_seq)
+        sql, params = _of_table("SELECT seq, topic, ts FROM derived", table, until_seq,
+                                since_seq)
         return [
             DerivedSeq(int(seq), str(topic), float_or_none(ts))
-            for seq, topic, ts in self._read(sql + " ORDER BY seq", params)
+            for seq, topic, ts in self._read(sql, params)
         ]
+
+    def shoe_start(self, table: str) -> ShoeStart | None:
+        """Where the table's newest stored shoe starts, or None if no message is stored."""
+        first = self._read(
+            "SELECT MIN(seq) FROM (SELECT MIN(seq) AS seq FROM messages WHERE tbl = ?"
+            " UNION ALL SELECT MIN(seq) FROM derived WHERE tbl = ?) firsts", [table, table]
+        )[0][0]
+        if first is None:
+            return None
+        newest = self._read(
+            "SELECT MIN(seq) FROM messages WHERE tbl = ? AND type = 'shoe' AND shoe ="
+            " (SELECT MAX(shoe) FROM messages WHERE tbl = ? AND type = 'shoe')", [table, table]
+        )[0][0]
+        if newest is None:
+            return ShoeStart(int(first), None, before=False)
+        before = self._read(
+            "SELECT COUNT(*) FROM messages WHERE tbl = ? AND type = 'shoe' AND seq < ?",
+            [table, newest],
+        )[0][0]
+        return ShoeStart(int(first), int(newest), before=int(before) > 0)
 
     def latest(self, table: str | None = None) -> list[LatestView]:
         """The newest derived view of each table and topic, whole, by table then topic."""
@@ -210,3 +216,15 @@ class SqlReads:
         finally:
             cursor.close()
             self._db.rollback()
+
+
+def _of_table(
+    select: str, table: str, until_seq: int | None, since_seq: int | None
+) -> tuple[str, list[Any]]:
+    """``select`` of one table's rows from ``since_seq`` to ``until_seq``, by ``seq``."""
+    sql, params = f"{select} WHERE tbl = ?", list[Any]([table])
+    for op, value in ((">=", since_seq), ("<=", until_seq)):
+        if value is not None:
+            sql += f" AND seq {op} ?"
+            params.append(value)
+    return sql + " ORDER BY seq", params

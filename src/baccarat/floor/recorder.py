@@ -280,6 +280,8 @@ class Recorder:
                 received.append(item)
             elif isinstance(item, Quarantined):
                 quarantine.append(item)
+        for table in self.arrivals.unseen(received):  # its views, as the store has them
+            await asyncio.to_thread(self.arrivals.resume, self.store, table)
         await self._add(self.arrivals.mark(received), quarantine)
         if self.watch is not None:
             for topic, payload in await self.watch(received):

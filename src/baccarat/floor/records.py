@@ -123,6 +123,18 @@ class DerivedSeq:
 
 
 @dataclass(frozen=True, slots=True)
+class ShoeStart:
+    """Where a table's newest stored shoe starts: what a fold resumed from the store needs."""
+
+    first_seq: int
+    """The table's first stored ``seq`` (a message or a derived view's place)."""
+    shoe_seq: int | None
+    """The ``seq`` of the newest shoe's first ``shoe`` message (None: no shoe stored)."""
+    before: bool
+    """A ``shoe`` message of an older shoe is stored before it."""
+
+
+@dataclass(frozen=True, slots=True)
 class LatestView:
     """A table's newest derived view of a topic, as published."""
 
@@ -161,18 +173,20 @@ class Store(Protocol):
         """Each table's newest stored message and latest status, by table."""
         ...
 
-    def facts(self, table: str, until_seq: int | None = None) -> list[dict[str, Any]]:
-        """The table's stored bodies (facts, and views kept whole), by ``seq``, to ``until_seq``."""
-        ...
-
     def stored(
-        self, table: str, until_seq: int | None = None
+        self, table: str, until_seq: int | None = None, since_seq: int | None = None
     ) -> list[tuple[dict[str, Any], str]]:
         """The table's stored messages (body, and its text as published), by ``seq``."""
         ...
 
-    def derived(self, table: str, until_seq: int | None = None) -> list[DerivedSeq]:
+    def derived(
+        self, table: str, until_seq: int | None = None, since_seq: int | None = None
+    ) -> list[DerivedSeq]:
         """The table's derived views not kept whole: (seq, topic, ts), by ``seq``."""
+        ...
+
+    def shoe_start(self, table: str) -> ShoeStart | None:
+        """Where the table's newest stored shoe starts, or None if no message is stored."""
         ...
 
     def latest(self, table: str | None = None) -> list[LatestView]:

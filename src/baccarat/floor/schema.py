@@ -1,5 +1,11 @@
 """The store's tables and statements, the same on SQLite and PostgreSQL, and the rows they take.
 
+A message's ``topic`` is its topic's last level (``card``): the prefix and the table are
+the recorder's and the row's (a database made before holds whole topics; nothing reads
+them). ``messages`` keeps its rowid on SQLite: rows come in time order, so its pages fill
+up, where a table kept in its (table, seq) key would be split half empty by a floor's
+tables taking turns; ``derived``, with rows of some 30 bytes, is kept in its key alone.
+
 Each statement is written with ``?`` placeholders; :class:`baccarat.floor.sql.SqlStore`
 puts the driver's own in. ``BLOB`` and ``WITHOUT ROWID`` are SQLite's words, replaced for
 PostgreSQL when the tables are made.
@@ -65,12 +71,11 @@ UPSERT_STATUS: Final = (
 )
 
 
-
 def message_row(message: Received) -> tuple[Any, ...]:
     """The ``messages`` row of an engine message (one with a ``seq``)."""
     body = message.body
     return (
-        message.table, message.seq, message.topic, str(body.get("type", "")),
+        message.table, message.seq, kind(message.topic), str(body.get("type", "")),
         int_or_none(body.get("shoe")), int_or_none(body.get("round")),
         float_or_none(body.get("ts")), message.received, message.payload,
     )

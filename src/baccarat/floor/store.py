@@ -55,6 +55,7 @@ from baccarat.floor.records import (
     Quarantined,
     QuarantineTopic,
     Received,
+    ShoeStart,
     ShoeSummary,
     Store,
     StoreError,
@@ -67,7 +68,7 @@ from baccarat.floor.sql import LATEST_EVERY, SqlStore
 
 __all__ = [
     "LATEST_EVERY", "QUARANTINE_KEEP", "AddResult", "DerivedSeq", "LatestView",
-    "PostgresStore", "QuarantineTopic", "Quarantined", "Received", "ShoeSummary",
+    "PostgresStore", "QuarantineTopic", "Quarantined", "Received", "ShoeStart", "ShoeSummary",
     "SqliteStore", "Store", "StoreError", "StoreRefusedError", "StoreUnavailableError",
     "TableTail", "is_derived", "open_store",
 ]

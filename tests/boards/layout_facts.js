@@ -12,6 +12,7 @@
     columns,
     banner: banner.hidden ? null : rect(banner),
     banner_text: banner.innerText,
+    header_fit: document.querySelector('.topbar').dataset.fit,
     covered: Object.fromEntries([...document.querySelectorAll('.panel:not(.last-result)')]
       .map((p) => [p.id || [...p.classList].join('.'), rect(p)])),
   };

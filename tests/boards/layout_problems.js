@@ -2,7 +2,7 @@
 // Run in the page by tests/boards/test_web_layout.py. Every visible element against the
 // screen and against the panel (or header, banner, overlay box) it belongs to; text cut by
 // its own box; the page scrolling; road cells either whole in their road's window or
-// scrolled out of it (the earlier columns), never half shown.
+// scrolled out of it (the earlier columns), never half shown; the header in one row.
 (() => {
   const W = innerWidth, H = innerHeight;
   const problems = [];
@@ -44,6 +44,13 @@
         && (el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 1)) {
       problems.push(`${where(el)} cuts its text: ${el.scrollWidth}x${el.scrollHeight} in ${el.clientWidth}x${el.clientHeight}`);
     }
+  }
+  // The header in one row: every item of it beside the others, none below another.
+  const items = [...document.querySelector('.topbar').children].filter(shown)
+    .map((el) => [el, el.getBoundingClientRect()]);
+  const firstBottom = Math.min(...items.map(([, r]) => r.bottom));
+  for (const [el, r] of items) {
+    if (r.top >= firstBottom - 0.5) problems.push(`the header takes a second row: ${where(el)} at ${box(r)}`);
   }
   const page = document.scrollingElement;
   if (page.scrollWidth > W || page.scrollHeight > H) problems.push(`the page scrolls: ${page.scrollWidth}x${page.scrollHeight}`);

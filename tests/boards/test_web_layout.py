@@ -4,8 +4,9 @@ A shoe near its end (long roads, the last-round flag, the live round mid-deal, t
 table's limits in seven figures) is published on a real mosquitto; the page is opened at
 16:9 (1920x1080 and 1280x720), 4:3 (1024x768) and portrait 9:16 (1080x1920), for players
 and for the pit (``?view=pit``).
-On each, nothing may stick out of the screen or out of its panel, no text may be cut, and
-every road must show at least a few columns. Then an alarm is raised: the banner must
+On each, nothing may stick out of the screen or out of its panel, no text may be cut, the
+header must keep to one row (at 1024x768 in every language mode too), and every road must
+show at least a few columns. Then an alarm is raised: the banner must
 cover no road, no ask row and no statistic (only the last result), players must read the
 short notice and not the alarm, and the pit the kind, article and text of the alarm that
 holds play up (and how many more are open).
@@ -41,6 +42,9 @@ from support.mosquitto import MosquittoFactory
 
 SIZES: Final = ((1920, 1080), (1280, 720), (1024, 768), (1080, 1920))
 VIEWS: Final = ("players", "pit")
+NARROW: Final = (1024, 768)
+OTHER_LANGUAGES: Final = ("en", "zh-Hant", "zh-Hans", "both-Hans")
+"""Also opened at NARROW, for players: the header of each language mode in one row."""
 MIN_COLUMNS: Final = {
     "big_road": 12,
     "big_eye_boy": 8,
@@ -115,11 +119,14 @@ def shot_name(width: int, height: int, view: str, suffix: str = "") -> str:
 
 
 async def open_pages(browser: Chromium, url: str) -> dict[tuple[int, int, str], Page]:
+    """Every size for both views (`both` languages); NARROW for players in the others."""
     pages = {}
     for width, height in SIZES:
         for view in VIEWS:
             query = "?view=pit" if view == "pit" else ""
             pages[width, height, view] = await browser.open(f"{url}{query}", width, height)
+    for lang in OTHER_LANGUAGES:
+        pages[*NARROW, f"players {lang}"] = await browser.open(f"{url}?lang={lang}", *NARROW)
     return pages
 
 
@@ -157,6 +164,7 @@ async def test_the_board_fits_each_screen_and_the_alarm_covers_no_road(
         sent = await publish(client, shoe, sent, stop)
         assert shoe.messages[sent - 1]["type"] == "card"
         problems: dict[str, list[str]] = {}
+        fits: dict[str, str] = {}  # the header's compact form on each screen (board.css fit-N)
         for (width, height, view), page in pages.items():
             await drawn(page, shoe.messages[sent - 1]["seq"])
             assert await page.evaluate("document.body.dataset.link") == "connected"
@@ -164,9 +172,14 @@ async def test_the_board_fits_each_screen_and_the_alarm_covers_no_road(
             assert await page.evaluate("!document.getElementById('limits').hidden")
             problems[f"{width}x{height} {view}"] = await page.evaluate(LAYOUT_PROBLEMS)
             facts = await page.evaluate(LAYOUT_FACTS)
+            fits[f"{width}x{height} {view}"] = facts["header_fit"]
             for road, least in MIN_COLUMNS.items():
                 assert facts["columns"][road] >= least, (width, height, road, facts["columns"])
-            if view == "pit":
+            if int(facts["header_fit"]) >= 5:  # the limits' short figures, never rounded
+                shown = await page.evaluate(
+                    "[...document.querySelectorAll('#limits dd')].map((d) => d.innerText)")
+                assert shown == ["1K–1M", "1K–1M", "100–125K", "100–90K"], shown
+            if view != "players":
                 continue  # the same picture as the players' until an alarm is open
             await page.screenshot(artifacts / shot_name(width, height, view))
             if (width, height) in DOCS_SCALE:
@@ -183,6 +196,8 @@ async def test_the_board_fits_each_screen_and_the_alarm_covers_no_road(
             assert facts["banner"] is not None, (width, height, view)
             covered = [n for n, b in facts["covered"].items() if overlaps(facts["banner"], b)]
             assert covered == [], (width, height, view, covered)
+            if view not in VIEWS:
+                continue  # another language mode: its layout only
             text = facts["banner_text"]
             if view == "players":
                 assert "Please wait: the round is being checked" in text
@@ -198,8 +213,13 @@ async def test_the_board_fits_each_screen_and_the_alarm_covers_no_road(
             if (width, height) == (1024, 768):
                 docs = artifacts / f"docs-{shot_name(width, height, view, '-alarm')}"
                 await page.screenshot(docs, scale=DOCS_SCALE[width, height])
+        short = await pages[*NARROW, "players"].evaluate(
+            "import('/render.js').then((r) => [1234567, 2500, 1000000, 999, 125000]"
+            ".map(r.shortStake))")
+        assert short == ["1,234,567", "2.5K", "1M", "999", "125K"]
         for page in pages.values():
             assert page.console == []
+    (artifacts / "header-fit.json").write_text(json.dumps(fits, indent=1))
     found = {screen: found for screen, found in problems.items() if found}
     (artifacts / "layout-problems.json").write_text(json.dumps(found, indent=1, ensure_ascii=False))
     assert found == {}, "see artifacts/web-board/layout-problems.json"

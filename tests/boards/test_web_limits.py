@@ -23,7 +23,7 @@ from support.mosquitto import MosquittoFactory
 
 SHOWN = """[...document.querySelectorAll('#limits:not([hidden]) [data-limit]')]
   .map((l) => [l.dataset.limit, +l.dataset.min, +l.dataset.max,
-               l.querySelector('dd').textContent])"""
+               l.querySelector('dd').innerText])"""
 
 
 def limits(banker_max: int, **changes: Any) -> bytes:

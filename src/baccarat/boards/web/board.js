@@ -40,7 +40,8 @@ async function loadConfig() {
   return { table, prefix, url, lang, view, username, password };
 }
 
-function setLanguage(lang) {
+/** Show the labels in `lang`; `redraw` after the button changes it (the header is fitted again). */
+function setLanguage(lang, redraw) {
   const body = document.body;
   for (const mode of Object.values(LANGUAGES)) body.classList.remove(...mode.classes);
   body.classList.add(...LANGUAGES[lang].classes);
@@ -49,7 +50,10 @@ function setLanguage(lang) {
   const button = document.getElementById("language-toggle");
   const next = LANGUAGE_ORDER[(LANGUAGE_ORDER.indexOf(lang) + 1) % LANGUAGE_ORDER.length];
   button.textContent = LANGUAGES[next].button;
-  button.onclick = () => setLanguage(next);
+  button.onclick = () => {
+    setLanguage(next, redraw);
+    redraw();
+  };
   button.title = LABELS.language.join(" / ");
 }
 
@@ -64,7 +68,6 @@ export function topicKind(base, topic) {
 async function main() {
   const config = await loadConfig();
   applyLabels(document);
-  setLanguage(config.lang);
   document.body.dataset.view = config.view;
   const view = new BoardView(document, config.view);
   let state = emptyState(config.table);
@@ -86,6 +89,7 @@ async function main() {
       requestAnimationFrame(draw);
     }
   };
+  setLanguage(config.lang, () => update({ ...state }));
   window.board = { state, table: config.table, url: config.url };
   window.boardRefused = 0; // bodies refused by accept.js: counted, never shown
   // The roads show as many whole columns as their windows hold: draw them again whenever

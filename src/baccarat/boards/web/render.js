@@ -2,7 +2,7 @@
 // carries data-* attributes: road cells have data-col, data-row (0-based, as in the roads
 // message) and data-winner or data-colour; statistics have data-stat.
 
-import { ALARM_KINDS, fill, label, trilingual } from "./labels.js";
+import { ALARM_KINDS, fill, label, LABELS, trilingual } from "./labels.js";
 import {
   blockingAlarms,
   cardsLeft,
@@ -16,6 +16,8 @@ const SUITS = { S: "♠", H: "♥", D: "♦", C: "♣" };
 const RANKS = { T: "10" };
 const LETTERS = { banker: ["B", "莊", "庄"], player: ["P", "閒", "闲"], tie: ["T", "和", "和"] };
 const PIT_ALARMS_SHOWN = 1;
+/** The header's compact forms (board.css .topbar.fit-N). */
+const HEADER_FITS = 8;
 /** Alarms about the table's link rather than a round: the players' notice says "table". */
 const TABLE_ALARMS = new Set(["link_down", "device_fault", "bad_data", "journal_damaged", "sequence_gap", "shoe_deaf"]);
 const ROAD_IDS = {
@@ -59,7 +61,10 @@ export class BoardView {
     body.dataset.link = state.link;
     // Each part on its own: a part that cannot be drawn is counted (data-draw-errors) and
     // the others are still drawn, now and at the next frame.
-    this.part("header", () => this.header(state));
+    this.part("header", () => {
+      this.header(state);
+      this.fitHeader();
+    });
     this.part("live", () => {
       if (force || state.live !== this.drawnLive) this.live(state);
     });
@@ -101,7 +106,8 @@ export class BoardView {
     flag.hidden = flagKey === null;
     flag.dataset.flag = flagKey || "";
     if (flagKey && flag.dataset.drawn !== flagKey) {
-      flag.replaceChildren(label(doc, flagKey));
+      // the short form (fit-4) where the header is short of room: "Last round"
+      flag.replaceChildren(tag(doc, "full", label(doc, flagKey)), tag(doc, "short", label(doc, `${flagKey}_short`)));
       flag.dataset.drawn = flagKey;
     }
     this.limits(state.limits);
@@ -125,13 +131,16 @@ export class BoardView {
       const name = doc.createElement("dt");
       name.append(label(doc, bet === "pairs" ? "pairs" : bet));
       const figures = doc.createElement("dd");
-      figures.textContent = `${stake(limits[bet].min)}–${stake(limits[bet].max)}`;
+      figures.append(
+        tag(doc, "full", `${stake(limits[bet].min)}–${stake(limits[bet].max)}`),
+        tag(doc, "short", `${shortStake(limits[bet].min)}–${shortStake(limits[bet].max)}`),
+      );
       item.append(name, figures);
       return item;
     });
     const caption = doc.createElement("div");
     caption.className = "caption";
-    caption.append(label(doc, "limits"));
+    caption.append(tag(doc, "limits-word", label(doc, "limits")));
     if (limits.currency) caption.append(` ${limits.currency}`);
     box.replaceChildren(caption, ...items);
   }
@@ -142,6 +151,29 @@ export class BoardView {
     pill.dataset[attribute] = key;
     pill.dataset.drawn = "1";
     pill.querySelector(".value").replaceChildren(label(this.doc, key));
+    pill.title = `${LABELS[pill.querySelector("[data-label]").dataset.label].join(" / ")}: ${LABELS[key].join(" / ")}`;
+  }
+
+  /**
+   * The header in one row: the first of its compact forms (board.css, classes fit-1 ...
+   * fit-HEADER_FITS, each step kept by the next) in which it is no wider than the screen.
+   * Measured again whenever its text, the language or the screen's size changes.
+   */
+  fitHeader() {
+    const bar = this.doc.querySelector(".topbar");
+    const key = `${innerWidth}x${innerHeight} ${this.doc.body.className} ${bar.textContent}`;
+    if (key === this.fittedHeader) return;
+    this.fittedHeader = key;
+    let level = 0;
+    const show = () => {
+      for (let step = 1; step <= HEADER_FITS; step += 1) bar.classList.toggle(`fit-${step}`, step <= level);
+    };
+    show();
+    while (level < HEADER_FITS && bar.scrollWidth > bar.clientWidth + 1) {
+      level += 1;
+      show();
+    }
+    bar.dataset.fit = String(level);
   }
 
   live(state) {
@@ -343,6 +375,17 @@ function tag(doc, cls, content) {
 /** A stake for the header: 50000 as "50,000". */
 export function stake(amount) {
   return amount.toLocaleString("en-US");
+}
+
+/**
+ * A stake in its short form, for a header short of room: 50000 as "50K", 2500 as "2.5K";
+ * never rounded (1234567 stays "1,234,567").
+ */
+export function shortStake(amount) {
+  for (const [size, unit] of [[1e9, "B"], [1e6, "M"], [1e3, "K"]]) {
+    if (amount >= size && (amount * 100) % size === 0) return `${amount / size}${unit}`;
+  }
+  return stake(amount);
 }
 
 function setText(element, value) {

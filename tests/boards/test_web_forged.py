@@ -6,7 +6,11 @@ two retained ones: an open alarm with Declare/Void on ``baccarat/T07/limits`` an
 whose phase is a number on ``baccarat/T00/limits`` (which froze the console's drawing of
 every table after T00). The players' board shows no "Please wait", the pit's board and
 the console no alarm, the console draws every table to the end, and the refusal counts
-(``window.boardRefused``, the console's header) rise by one a body. The page's check
+(``window.boardRefused``, the console's header) rise by one a body. T08's ``result`` topic
+gets every forged body of that topic too, each with a ``seq`` above the dealt ones (a
+forged result folded by mistake would be the tile's newest): the tiles of T00 and T08
+must show the dealt results, letter for letter, and the dealt last round as their newest
+result's. The page's check
 (``boards/web/accept.js``) gives the verdict of the terminal board's for every body.
 """
 
@@ -77,6 +81,25 @@ async def log_in(page: Page) -> None:
     await page.wait_for("document.body.dataset.link === 'connected'", limit=WAIT)
 
 
+def forged_results(table: str, seq: int) -> list[bytes]:
+    """Every forged body of the ``result`` topic, each with a ``seq`` from ``seq`` up."""
+    out = []
+    for number, case in enumerate(c for c in forged_bodies(table) if c.kind == "result"):
+        try:
+            body = json.loads(case.payload)
+        except ValueError:
+            body = None
+        if isinstance(body, dict) and isinstance(body.get("seq"), int):
+            body["seq"] = seq + number
+            out.append(encoded(body))
+        else:
+            out.append(case.payload)
+    return out
+
+
+LETTER = {"banker": "B", "player": "P", "tie": "T"}
+
+
 def card(table: str) -> str:
     """T07's card in its own view (open: it reads every T07 topic); the others' tiles."""
     if table == "T07":
@@ -96,6 +119,9 @@ async def test_forged_bodies_show_nowhere_while_the_tables_deal(
     assert not any(m["type"] in ("alarm", "alarms") for m in dealt)
     forged = forged_bodies("T07")
     half = len(forged) // 2
+    results = [m for m in dealt if m["type"] == "result"]
+    t08_forged = forged_results("T08", max(m["seq"] for m in dealt) + 1)
+    assert any(b'"round": "' in body for body in t08_forged)  # a round of the wrong type
     async with (
         broker.client() as client,
         WebBoardServer(board_config) as board_server,
@@ -130,6 +156,8 @@ async def test_forged_bodies_show_nowhere_while_the_tables_deal(
         for number, chunk in enumerate((forged[:half], forged[half:])):
             for case in chunk:
                 await client.publish(f"{PREFIX}/T07/{case.kind}", case.payload, qos=1)
+            for body in t08_forged[number::2]:
+                await client.publish(f"{PREFIX}/T08/result", body, qos=1)
             await deal(("T00", "T07", "T08"), 20 + 20 * number, 40 + 20 * number)
         await deal(("T00", "T07", "T08"), 60, DEALT)
         expected = 1 + len(forged)
@@ -153,22 +181,38 @@ async def test_forged_bodies_show_nowhere_while_the_tables_deal(
             assert banner["alarms"] == "0"
             assert "Please wait" not in banner["text"]
             assert banner["errors"] == "0"
-        await console.wait_for(f"window.pitRefused === {expected + 1}", limit=WAIT)
+        await console.wait_for(f"window.pitRefused === {expected + 1 + len(t08_forged)}",
+                               limit=WAIT)
         await console.wait_for(f"{card('T07')}.dataset.round === '{last_round}'", limit=WAIT)
-        for table in ("T00", "T07", "T08"):  # every table drawn (T00, T08: their tiles)
-            shown = await console.evaluate(
-                f"({{alarms: {card(table)}.dataset.alarms,"
-                f" items: {card(table)}.querySelectorAll('.alarm').length,"
-                f" buttons: {card(table)}.querySelectorAll('.alarm-actions button').length,"
-                f" error: {card(table)}.dataset.drawError || ''}})"
-            )
-            assert shown == {"alarms": "0", "items": 0, "buttons": 0, "error": ""}, table
-        header = await console.evaluate("document.getElementById('refused').textContent")
-        assert header == f"Refused {expected + 1}"
+
+        def drawn(table: str) -> str:
+            return (f"({{alarms: {card(table)}.dataset.alarms,"
+                    f" items: {card(table)}.querySelectorAll('.alarm').length,"
+                    f" buttons: {card(table)}.querySelectorAll('.alarm-actions button').length,"
+                    f" error: {card(table)}.dataset.drawError || ''}})")
+
+        nothing = {"alarms": "0", "items": 0, "buttons": 0, "error": ""}
+        assert await console.evaluate(drawn("T07")) == nothing
         refused_t07 = await console.evaluate(
             f"{card('T07')}.querySelector('[data-fact=rejected] dd').textContent"
         )
         assert refused_t07 == str(expected)
+        # back on the floor (the tiles are not drawn while a table's view is open): every
+        # tile drawn, with the dealt results only, none of T08's forged ones
+        await console.evaluate("document.getElementById('table-back').click(); true")
+        await console.wait_for("!!document.querySelector('.tile[data-table=T07]')", limit=WAIT)
+        for table in ("T00", "T08"):
+            await console.wait_for(f"{card(table)}.dataset.results !== ''", limit=WAIT)
+            assert await console.evaluate(drawn(table)) == nothing, table
+            tile = await console.evaluate(
+                f"({{round: {card(table)}.dataset.resultRound,"
+                f" results: {card(table)}.dataset.results}})")
+            assert tile == {
+                "round": str(results[-1]["round"]),
+                "results": "".join(LETTER[m["winner"]] for m in results[-10:]),
+            }, table
+        header = await console.evaluate("document.getElementById('refused').textContent")
+        assert header == f"Refused {expected + 1 + len(t08_forged)}"
         await console.screenshot(artifacts_folder() / "pit-forged-bodies.png")
         for page in (players, pit_board, console):
             assert [line for line in page.console if "cannot draw" in line] == []

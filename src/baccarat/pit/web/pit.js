@@ -457,7 +457,8 @@ class PitConsole {
     const results = state.results.slice(-TILE_RESULTS).map((r) => LETTER[r.winner] || "?");
     const limits = state.limits ? `${shortFigure(state.limits.banker.min)}–${shortFigure(state.limits.banker.max)}` : "";
     const needs = holding ? "hold" : open.length ? "alarm" : controller === "offline" ? "offline" : "";
-    const facts = [controller, holding, open.length - holding, shoe && shoe.shoe, shoe && shoe.rounds, live && live.round,
+    const newest = state.results[state.results.length - 1];
+    const facts = [newest && newest.round, controller, holding, open.length - holding, shoe && shoe.shoe, shoe && shoe.rounds, live && live.round,
       shoe && shoe.phase, results.join(""), limits, state.limits && state.limits.currency, needs, state.rejected];
     const key = JSON.stringify(facts);
     if (key === tile.key) return;
@@ -467,6 +468,9 @@ class PitConsole {
     root.dataset.needs = needs;
     root.dataset.alarms = String(open.length);
     root.dataset.round = live ? String(live.round) : "";
+    // what the tile knows of the rounds: the newest result's round, the letters it shows
+    root.dataset.resultRound = newest ? String(newest.round) : "";
+    root.dataset.results = results.join("");
     root.title = `${table}: ${this.say(LABELS[controller] || LABELS.unknown)}`
       + (open.length ? ` · ${open.map((a) => this.say(kindWords(a.kind))).join(", ")}` : "");
     root.replaceChildren(

@@ -421,17 +421,22 @@ async def test_the_consoles_rules_for_alarms_and_limits(
         await page.wait_for("document.body.dataset.ready === 'true'", limit=WAIT)
         found = await page.evaluate("""(async () => {
           const c = await import('/console.js');
-          const actions = (alarm) => c.alarmActions(alarm).map((a) => [a.text, a.repeat || 1]);
+          // a text is a label's three (pit_labels.js): English first
+          const actions = (alarm) => c.alarmActions(alarm).map((a) => [a.text[0], a.repeat || 1]);
           const good = {banker: {min: '100', max: '500'}, player: {min: '100', max: '500'},
                         tie: {min: '0', max: '50'}, pairs: {min: '0', max: '50'}};
           const bad = (changes, currency = '') =>
-            c.limitsBody('T1', {...good, ...changes}, 'pit-ana', currency, 1).error;
+            c.limitsBody('T1', {...good, ...changes}, 'pit-ana', currency, 1).error[0];
           return {
             coalesced: actions(
               {kind: 'extra_card', count: 4, corrections: ['accept_as_burn', 'void']}),
             mismatch: actions({kind: 'result_mismatch', corrections: ['declare', 'void']}),
             missing: actions({kind: 'missing_card', corrections: ['deal', 'void']}),
-            hint: c.dealHint({corrections: ['deal', 'void']}),
+            hint: c.dealHint({corrections: ['deal', 'void']})[0],
+            hintZh: c.dealHint({corrections: ['deal', 'void']})[1],
+            noHint: c.dealHint({corrections: ['void']}),
+            zhError: c.limitsBody('T1', {...good, tie: {min: '9', max: '5'}}, 'pit-ana', '', 1)
+              .error[1],
             burnBody: c.alarmActions(
               {id: 7, kind: 'extra_card', count: 1, corrections: ['accept_as_burn']})[0].body,
             none: actions({kind: 'bad_data', corrections: []}),
@@ -450,6 +455,9 @@ async def test_the_consoles_rules_for_alarms_and_limits(
         ]
         assert found["missing"] == [["Void", 1]]
         assert found["hint"] == "Deal the card that is due from the shoe"
+        assert found["hintZh"] == "請從牌靴補發應發的牌"
+        assert found["noHint"] is None
+        assert found["zhError"] == "和：下限 9 高於上限 5"
         assert found["burnBody"] == {"alarm": 7}  # the alarm's own card
         assert found["none"] == []
         parse_limits(json.dumps(found["body"]))  # what the page sends, the model takes

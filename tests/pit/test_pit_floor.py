@@ -180,6 +180,16 @@ async def tiles_outside(page: Page, width: int, height: int) -> list[str]:
     return found
 
 
+async def page_scrolls(page: Page) -> list[str]:
+    """The page or the floor scrolling: [] if neither does (the queue is a list: it may)."""
+    found: list[str] = await page.evaluate("""
+      [document.scrollingElement, document.getElementById('floor')].filter((e) =>
+        e.scrollHeight > e.clientHeight + 1 || e.scrollWidth > e.clientWidth + 1)
+      .map((e) => `${e.id || e.className || e.tagName}: ${e.scrollWidth}x${e.scrollHeight}`
+        + ` in ${e.clientWidth}x${e.clientHeight}`)""")
+    return found
+
+
 async def click(page: Page, selector: str) -> None:
     found = f"document.querySelector({json.dumps(selector)})"
     await page.wait_for(f"!!{found} && !{found}.disabled", limit=WAIT)
@@ -217,10 +227,10 @@ async def test_a_floor_of_100_tables(floor_broker: Mosquitto, tmp_path: Path) ->
                 limit=WAIT)
             await asyncio.sleep(0.5)  # the last frame drawn
             assert await sticks_out(page, width) == [], (width, height)
-            if (width, height) != (1024, 768):
-                assert await tiles_outside(page, width, height) == [], (width, height)
-                fits = await page.evaluate("document.getElementById('floor').dataset.fits")
-                assert fits == "true"
+            await page.screenshot(ARTIFACTS / f"pit-floor-{width}x{height}.png")
+            assert await tiles_outside(page, width, height) == [], (width, height)
+            assert await page.evaluate("document.getElementById('floor').dataset.fits") == "true"
+            assert await page_scrolls(page) == [], (width, height)
             pages[width, height] = page
         await publish_results(broker)
         page = pages[1920, 1080]

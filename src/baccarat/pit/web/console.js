@@ -2,10 +2,19 @@
 // no network, no clock. Each table's state is the web board's own (../board/state.js,
 // the same folding rules: seq, duplicates, restarts, retained alarms); the console adds
 // the table list, the replies to the operator's commands and what each alarm allows.
+// What it says (a button's text, a refusal of wrong limits, a bulk settle's line, an
+// age) is a label's three texts (pit_labels.js PIT, filled): the page picks the language.
 
 import { receiveBody } from "./board/accept.js";
+import { fillTexts, LABELS } from "./board/labels.js";
 import { emptyState } from "./board/state.js";
 import { advantages, withEdge } from "./edge.js";
+import { PIT } from "./pit_labels.js";
+
+/** The three texts of the console's label `key`, filled from `values`. */
+function texts(key, values = {}) {
+  return fillTexts(PIT[key], values);
+}
 
 /** The largest figure a limit may have (messages/limits.py MAX_STAKE). */
 export const MAX_STAKE = 10 ** 12;
@@ -146,19 +155,23 @@ export function withBulkOver(console_, id, unsent = 0) {
   if (!entry || !entry.bulk) return console_;
   const bulk = { ...entry.bulk, unsent, over: true };
   const ok = bulk.refused === 0 && unsent === 0;
-  const next = replaceReply(console_, id, { bulk, ok, error: ok ? null : bulkText(bulk) });
+  const next = replaceReply(console_, id, { bulk, ok, error: ok ? null : bulkText(bulk)[0] });
   return ok || !entry.alarm ? next : withNote(next, entry.alarm, id, bulkText(bulk));
 }
 
-/** What a bulk settle says: "burned 86 cards", "burned 80, 6 refused: <first reason>". */
+/**
+ * What a bulk settle says, three texts: "burned 86 cards", "burned 80, 6 refused: <first
+ * reason>" (the reason is the controller's own text).
+ */
 export function bulkText(bulk) {
-  if (!bulk.over) return `burning: ${bulk.done + bulk.refused} of ${bulk.total}`;
-  const cards = bulk.done === 1 ? "1 card" : `${bulk.done} cards`;
-  if (!bulk.refused && !bulk.unsent) return `burned ${cards}`;
-  const parts = [`burned ${bulk.done}`];
-  if (bulk.refused) parts.push(`${bulk.refused} refused: ${bulk.firstError}`);
-  if (bulk.unsent) parts.push(`${bulk.unsent} not sent (no reply in time)`);
-  return parts.join(", ");
+  if (!bulk.over) return texts("burning_of", { n: bulk.done + bulk.refused, total: bulk.total });
+  if (!bulk.refused && !bulk.unsent) {
+    return bulk.done === 1 ? texts("burned_one") : texts("burned_cards", { n: bulk.done });
+  }
+  const parts = [texts("burned_some", { n: bulk.done })];
+  if (bulk.refused) parts.push(texts("bulk_refused", { n: bulk.refused, why: bulk.firstError }));
+  if (bulk.unsent) parts.push(texts("bulk_unsent", { n: bulk.unsent }));
+  return PIT.list_joint.map((joint, i) => parts.map((part) => part[i]).join(joint));
 }
 
 /** A command the broker refused (its PUBACK reason code) or that could not be sent. */
@@ -212,8 +225,9 @@ function replaceReply(console_, id, fields) {
 }
 
 /**
- * The buttons an open alarm allows: {command, body, text, confirm?} each. `deal` is no
- * command (the missing card comes from the shoe): it is shown as a hint, never a button.
+ * The buttons an open alarm allows: {command, body, text, confirm?} each (text and confirm
+ * three texts). `deal` is no command (the missing card comes from the shoe): it is shown
+ * as a hint, never a button.
  */
 export function alarmActions(alarm) {
   const actions = [];
@@ -222,12 +236,12 @@ export function alarmActions(alarm) {
   const burn = Number.isInteger(alarm.id) && alarm.id > 0 ? { alarm: alarm.id } : {};
   for (const correction of corrections) {
     if (correction === "accept_as_burn") {
-      actions.push({ command: "accept_as_burn", body: burn, text: "Accept as burn" });
+      actions.push({ command: "accept_as_burn", body: burn, text: texts("accept_as_burn") });
       if ((alarm.count || 1) > 1) {
         actions.push({
           command: "accept_as_burn",
           body: burn,
-          text: `Accept all ${alarm.count} as burn`,
+          text: texts("accept_all", { n: alarm.count }),
           repeat: alarm.count,
           bulk: true,
         });
@@ -236,33 +250,41 @@ export function alarmActions(alarm) {
       actions.push(voidAction(alarm.round, `settles ${alarm.kind}`));
     } else if (correction === "declare") {
       for (const winner of WINNERS) {
-        actions.push({ command: "declare", body: { winner }, text: `Declare ${winner}` });
+        actions.push({ command: "declare", body: { winner }, text: declareText(winner) });
       }
     } else if (correction === "burn") {
-      actions.push({ command: "burn", body: { count: 1 }, text: "Burn a card" });
+      actions.push({ command: "burn", body: { count: 1 }, text: texts("burn_a_card") });
     } else if (correction === "open") {
-      actions.push({ command: "open", body: {}, text: "Open the round" });
+      actions.push({ command: "open", body: {}, text: texts("open_the_round") });
     }
   }
   return actions;
 }
 
-/** Void the round (a confirmation first: a void whose result was published leaves the roads). */
+/** "Declare banker", in three texts. */
+function declareText(winner) {
+  return texts("declare", { winner: LABELS[winner].map((name) => name.toLowerCase()) });
+}
+
+/**
+ * Void the round (a confirmation first: a void whose result was published leaves the
+ * roads). The reason sent is for the journal, in English: `why` is a kind or "operator".
+ */
 export function voidAction(round, why) {
-  const which = round ? `round ${round}` : "the round";
+  const which = round ? texts("in_round", { n: round }) : PIT.the_round;
   return {
     command: "void",
     body: { confirm: true, reason: `pit console: ${why}` },
-    text: "Void",
-    confirm: `Void ${which}? It never counts; a result already shown leaves the roads.`,
+    text: PIT.void,
+    confirm: texts("void_confirm", { round: which }),
   };
 }
 
-/** What `deal` asks for, if the alarm allows it: a text, no button. */
+/** What `deal` asks for, if the alarm allows it: three texts, no button; null if not. */
 export function dealHint(alarm) {
   return Array.isArray(alarm.corrections) && alarm.corrections.includes("deal")
-    ? "Deal the card that is due from the shoe"
-    : "";
+    ? PIT.deal_hint
+    : null;
 }
 
 /** The table's own buttons: new shoe, end shoe, demo on/off, burn, declare, open, void. */
@@ -271,24 +293,29 @@ export function tableActions(state) {
   const demoOn = !!(shoe && shoe.demo);
   const live = state.live;
   return [
-    { command: "shoe", body: {}, text: "New shoe", key: "shoe" },
-    { command: "end", body: {}, text: "End shoe", key: "end", confirm: "End the shoe?" },
-    { command: "demo", body: { on: !demoOn }, text: demoOn ? "Demo off" : "Demo on", key: "demo" },
-    { command: "burn", body: { count: 1 }, text: "Burn", key: "burn" },
-    { command: "open", body: {}, text: "Open round", key: "open" },
+    { command: "shoe", body: {}, text: PIT.new_shoe, key: "shoe" },
+    { command: "end", body: {}, text: PIT.end_shoe, key: "end", confirm: PIT.end_shoe_confirm },
+    { command: "demo", body: { on: !demoOn }, text: demoOn ? PIT.demo_turn_off : PIT.demo_turn_on, key: "demo" },
+    { command: "burn", body: { count: 1 }, text: PIT.burn, key: "burn" },
+    { command: "open", body: {}, text: PIT.open_round, key: "open" },
     ...WINNERS.map((winner) => ({
       command: "declare",
       body: { winner },
-      text: `Declare ${winner}`,
+      text: declareText(winner),
       key: `declare-${winner}`,
     })),
     { ...voidAction(live ? live.round : null, "operator"), key: "void" },
   ];
 }
 
+/** A bet's name in three texts, as the limits form shows it: "banker", "pairs". */
+export function betWords(bet) {
+  return (LABELS[bet === "pairs" ? "pairs" : bet]).map((name) => name.toLowerCase());
+}
+
 /**
  * The retained limits body for `table` from the form's figures ({banker: {min, max}, ...},
- * texts as typed), or {error} saying which figure is wrong.
+ * texts as typed), or {error} saying which figure is wrong (three texts).
  */
 export function limitsBody(table, figures, operator, currency, ts) {
   const body = { schema: 1, type: "limits", table };
@@ -296,19 +323,20 @@ export function limitsBody(table, figures, operator, currency, ts) {
     const parsed = {};
     for (const end of ["min", "max"]) {
       const text = String((figures[bet] || {})[end] ?? "").trim();
-      if (!/^\d+$/.test(text)) return { error: `${bet} ${end}: a whole number, not "${text}"` };
+      const where = { bet: betWords(bet), end: PIT[`limit_${end}`] };
+      if (!/^\d+$/.test(text)) return { error: texts("not_whole", { ...where, text }) };
       const value = Number(text);
-      if (value > MAX_STAKE) return { error: `${bet} ${end}: at most ${MAX_STAKE}` };
+      if (value > MAX_STAKE) return { error: texts("at_most", { ...where, n: MAX_STAKE }) };
       parsed[end] = value;
     }
-    if (parsed.max < 1) return { error: `${bet} max: at least 1` };
+    if (parsed.max < 1) return { error: texts("at_least_one", { bet: betWords(bet) }) };
     if (parsed.min > parsed.max) {
-      return { error: `${bet}: min ${parsed.min} is above max ${parsed.max}` };
+      return { error: texts("min_above_max", { bet: betWords(bet), min: parsed.min, max: parsed.max }) };
     }
     body[bet] = parsed;
   }
   const code = String(currency || "").trim();
-  if (code && !/^[A-Z]{3}$/.test(code)) return { error: `currency: three capitals (HKD), not "${code}"` };
+  if (code && !/^[A-Z]{3}$/.test(code)) return { error: texts("bad_currency", { text: code }) };
   body.currency = code || null;
   body.by = operator;
   body.ts = ts;
@@ -323,14 +351,12 @@ export function replyTopic(prefix, table, operator) {
   return `${prefix}/${table}/reply/${operator}`;
 }
 
-/** The page's words for a CONNACK refusal (MQTT 5 reason codes), or the error's own. */
+/** The page's words for a CONNACK refusal (MQTT 5 reason codes), or the error's own: three texts. */
 export function loginError(error) {
   const code = error && error.code;
-  if (code === 134 || code === 135 || code === 4 || code === 5) {
-    return "Wrong username or password: the broker refused the login.";
-  }
-  if (code === 136 || code === 3) return "The broker is unavailable.";
-  return `Cannot log in: ${(error && error.message) || error}`;
+  if (code === 134 || code === 135 || code === 4 || code === 5) return PIT.wrong_login;
+  if (code === 136 || code === 3) return PIT.broker_unavailable;
+  return texts("cannot_log_in", { why: (error && error.message) || error });
 }
 
 // ---- the floor view -----------------------------------------------------------------
@@ -383,7 +409,7 @@ export function groupTables(names, areas) {
   const areaOf = new Map();
   for (const area of areas) for (const table of area.tables) areaOf.set(table, area.name);
   const groups = areas.map((area) => ({ name: area.name, tables: [] }));
-  const other = { name: "Other", tables: [] };
+  const other = { name: "Other", other: true, tables: [] }; // its label in the page's language
   for (const table of names) {
     const found = areaOf.has(table) ? groups.find((g) => g.name === areaOf.get(table)) : other;
     found.tables.push(table);
@@ -394,11 +420,12 @@ export function groupTables(names, areas) {
 /**
  * The largest tiles that fit `groups` (their sizes) in a box of width x height: each
  * named group starts a row with its label, a cell of its own. {columns, width, height,
- * fits}: tiles no smaller than min; when even those do not fit, the most columns of
- * them, and fits false (the floor scrolls).
+ * fits}: tiles no smaller than min (a tile under 70 px high shows its facts in three
+ * lines: pit.css); when even those do not fit, the most columns of them, and fits false
+ * (the floor scrolls).
  */
 export function fitTiles(
-  groups, box, gap = 4, min = { width: 124, height: 70 }, max = { width: 240, height: 132 }, aspect = 1.6,
+  groups, box, gap = 4, min = { width: 84, height: 40 }, max = { width: 240, height: 132 }, aspect = 1.6,
 ) {
   const cells = groups.map((g) => g.count + (g.labelled ? 1 : 0));
   const most = Math.max(1, Math.floor((box.width + gap) / (min.width + gap)));
@@ -430,14 +457,17 @@ export function floorQueue(console_) {
     (a.alarm.ts ?? Infinity) - (b.alarm.ts ?? Infinity) || byName(a.table, b.table) || a.alarm.id - b.alarm.id);
 }
 
-/** How long an alarm has been open, from its time and now (Unix seconds): "4 min", "2 h 5 min". */
+/**
+ * How long an alarm has been open, from its time and now (Unix seconds), three texts:
+ * "4 min", "2 h 5 min"; null without a time.
+ */
 export function ageText(since, now) {
-  if (typeof since !== "number" || !Number.isFinite(since)) return "";
+  if (typeof since !== "number" || !Number.isFinite(since)) return null;
   const seconds = Math.max(0, Math.floor(now - since));
-  if (seconds < 60) return `${seconds} s`;
+  if (seconds < 60) return texts("age_seconds", { n: seconds });
   const minutes = Math.floor(seconds / 60);
-  if (minutes < 60) return `${minutes} min`;
-  return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+  if (minutes < 60) return texts("age_minutes", { n: minutes });
+  return texts("age_hours", { h: Math.floor(minutes / 60), m: minutes % 60 });
 }
 
 /** A limit figure short: 50000 -> "50k", 2500 -> "2.5k", 1000000 -> "1M". */

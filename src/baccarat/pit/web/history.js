@@ -15,18 +15,24 @@
 // operator may read), from history/quarantine.json: asked at login, every
 // QUARANTINE_EVERY_MS after, and whenever a table's history opens.
 
-import { historyAlarmWords, outcomeWords, say } from "./words.js";
+import { fillTexts } from "./board/labels.js";
+import { PIT } from "./pit_labels.js";
+import { historyAlarmWords, outcomeWords, pitSay, say } from "./words.js";
 
 const $ = (id) => document.getElementById(id);
 
 export const QUARANTINE_EVERY_MS = 5000;
 
-/** The header's words for a quarantine answer, or "" when there is nothing to say. */
-export function quarantineText(found) {
+/**
+ * The header's words for a quarantine answer in `lang`, or "" when there is nothing to
+ * say (the newest reason is the recorder's own text, in English).
+ */
+export function quarantineText(found, lang = "en") {
   if (!found || found.error || !found.quarantined) return "";
-  const count = `Recorder quarantined ${found.quarantined}${found.more ? "+" : ""}`;
+  const n = `${found.quarantined}${found.more ? "+" : ""}`;
   const reason = found.newest ? found.newest.reason : "";
-  return reason ? `${count} (newest: ${reason.length > 60 ? `${reason.slice(0, 60)}…` : reason})` : count;
+  if (!reason) return pitSay("quarantined", { n }, lang);
+  return pitSay("quarantined_newest", { n, why: reason.length > 60 ? `${reason.slice(0, 60)}…` : reason }, lang);
 }
 
 /** The address of a table's history: its shoes only (shoe null), or one shoe's rounds. */
@@ -45,20 +51,26 @@ export function totals(round) {
     : `${round.player_total}–${round.banker_total}`;
 }
 
+/**
+ * The JSON the console's server answers, or {error, status}: the error is the server's
+ * own text (English), or three texts of the console's when it said nothing.
+ */
 async function fetchJson(url) {
   let response;
   try {
     response = await fetch(url, { cache: "no-store" });
   } catch {
-    return { error: "Cannot reach the console's server." };
+    return { error: PIT.server_unreachable };
   }
   let body;
   try {
     body = await response.json();
   } catch {
-    return { error: `The server answered ${response.status} without JSON.` };
+    return { error: fillTexts(PIT.server_no_json, { status: response.status }) };
   }
-  if (!response.ok) return { error: body.error || `The server answered ${response.status}.`, status: response.status };
+  if (!response.ok) {
+    return { error: body.error || fillTexts(PIT.server_answered, { status: response.status }), status: response.status };
+  }
   return body;
 }
 
@@ -86,6 +98,9 @@ export class HistoryView {
     this.quarantineTimer = null;
     this.quarantineAsked = 0;
     this.configured = true; // false once the server says it has no database (no history)
+    this.quarantine = undefined; // the last quarantine answer, and what the view says
+    this.said = null;
+    this.rounds = null;
     $("history-close").addEventListener("click", () => {
       this.close();
       onClose();
@@ -104,9 +119,9 @@ export class HistoryView {
       });
       const body = await response.json().catch(() => ({}));
       this.configured = body.history !== false;
-      if (!response.ok) this.loginProblem = `History login refused: ${body.error || response.status}`;
+      if (!response.ok) this.loginProblem = fillTexts(PIT.history_login_refused, { why: body.error || response.status });
     } catch {
-      this.loginProblem = "History login: cannot reach the console's server.";
+      this.loginProblem = PIT.history_login_unreachable;
     }
   }
 
@@ -134,15 +149,25 @@ export class HistoryView {
 
   showQuarantine(found) {
     window.pitQuarantine = found;
+    this.quarantine = found;
     const box = $("quarantined");
-    const text = quarantineText(found);
+    const text = quarantineText(found, this.lang);
     box.hidden = !text;
     box.textContent = text;
     box.dataset.quarantined = found && !found.error ? String(found.quarantined) : "";
     const newest = found && !found.error ? found.newest : null;
     box.title = newest
-      ? `Bodies the floor recorder kept in its quarantine, on the topics you may read. Newest: ${newest.topic}: ${newest.reason}`
-      : "Bodies the floor recorder kept in its quarantine, on the topics you may read";
+      ? pitSay("quarantine_newest_title", { topic: newest.topic, why: newest.reason }, this.lang)
+      : pitSay("quarantine_title", {}, this.lang);
+  }
+
+  /** Everything shown again in the page's language (after it changed). */
+  redraw() {
+    if (this.quarantine !== undefined) this.showQuarantine(this.quarantine);
+    if (this.table !== null) $("history-title").textContent = pitSay("history_of", { table: this.table }, this.lang);
+    if (this.said) this.state(...this.said);
+    if (this.rounds) $("history-rounds").replaceChildren(...this.rounds.map((r) => this.roundRow(r)));
+    for (const button of $("history-shoes").children) button.textContent = this.shoeText(button.summary);
   }
 
   /** Forget the history login (the server drops the token, the cookie is cleared). */
@@ -158,13 +183,14 @@ export class HistoryView {
     const root = $("history");
     root.hidden = false;
     root.dataset.table = table;
-    $("history-title").textContent = `History of ${table}`;
+    this.rounds = null;
+    $("history-title").textContent = pitSay("history_of", { table }, this.lang);
     $("history-shoes").replaceChildren();
     $("history-rounds").replaceChildren();
     $("history-csv").hidden = true;
     const request = ++this.requests;
     this.refreshQuarantine();
-    this.state("loading", "Reading the history…");
+    this.state("loading", PIT.reading_history);
     const found = await fetchJson(historyUrl(table));
     if (request !== this.requests) return;
     if (found.error) {
@@ -173,7 +199,7 @@ export class HistoryView {
       return;
     }
     if (!found.shoes.length) {
-      this.state("empty", `No shoe of ${table} is recorded.`);
+      this.state("empty", fillTexts(PIT.no_shoe, { table }));
       return;
     }
     $("history-shoes").replaceChildren(...found.shoes.map((s) => this.shoeButton(s)));
@@ -190,10 +216,17 @@ export class HistoryView {
     const button = document.createElement("button");
     button.type = "button";
     button.dataset.shoe = String(summary.shoe);
-    const day = summary.first ? new Date(summary.first * 1000).toISOString().slice(0, 16).replace("T", " ") : "";
-    button.textContent = `Shoe ${summary.shoe}${day ? ` · ${day} UTC` : ""}`;
+    button.summary = summary;
+    button.textContent = this.shoeText(summary);
     button.addEventListener("click", () => this.showShoe(summary.shoe));
     return button;
+  }
+
+  shoeText(summary) {
+    const day = summary.first ? new Date(summary.first * 1000).toISOString().slice(0, 16).replace("T", " ") : "";
+    return day
+      ? pitSay("shoe_button_day", { n: summary.shoe, day }, this.lang)
+      : pitSay("shoe_button", { n: summary.shoe }, this.lang);
   }
 
   async showShoe(shoe) {
@@ -204,19 +237,20 @@ export class HistoryView {
       button.setAttribute("aria-pressed", String(button.dataset.shoe === String(shoe)));
     }
     const request = ++this.requests;
-    this.state("loading", `Reading shoe ${shoe}…`);
+    this.state("loading", fillTexts(PIT.reading_shoe, { n: shoe }));
     const found = await fetchJson(historyUrl(table, shoe));
     if (request !== this.requests) return;
     if (found.error) {
       this.state("error", found.error);
       return;
     }
+    this.rounds = found.rounds;
     $("history-rounds").replaceChildren(...found.rounds.map((r) => this.roundRow(r)));
     const csv = $("history-csv");
     csv.href = historyUrl(table, shoe, "csv");
     csv.download = `${table}-shoe-${shoe}.csv`;
     csv.hidden = false;
-    this.state("ready", `Shoe ${shoe}: ${found.rounds.length} rounds`);
+    this.state("ready", fillTexts(PIT.shoe_rounds, { n: shoe, rounds: found.rounds.length }));
   }
 
   roundRow(round) {
@@ -235,15 +269,20 @@ export class HistoryView {
     row.append(
       cell(String(round.round)),
       cell(round.cards.join("  "), "history-cards"),
-      cell(say(outcomeWords(round.outcome), this.lang) + (round.demo ? " (demo)" : ""), "history-outcome"),
+      cell(say(outcomeWords(round.outcome), this.lang) + (round.demo ? pitSay("demo_round", {}, this.lang) : ""), "history-outcome"),
       cell(totals(round), "history-totals"),
       alarms,
     );
     return row;
   }
 
+  /** The view's state and what it says: three texts of the console's, or the server's own (English). */
   state(name, text) {
+    this.said = [name, text];
     $("history").dataset.state = name;
-    $("history-status").textContent = text;
+    const status = $("history-status");
+    status.textContent = Array.isArray(text) ? say(text, this.lang) : text;
+    if (Array.isArray(text)) status.removeAttribute("lang");
+    else status.lang = "en";
   }
 }

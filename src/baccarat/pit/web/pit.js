@@ -9,11 +9,12 @@
 // Query parameters: ?prefix=baccarat&ws=ws://broker:9001/mqtt override config.json.
 
 import mqtt from "./vendor/mqtt.esm.js";
-import { ALARM_WORDS, fillTexts, LABELS } from "./board/labels.js";
+import { ALARM_WORDS, fillTexts, LABELS, LANGUAGE_ORDER, LANGUAGES } from "./board/labels.js";
 import { blockingAlarms, cardsLeft } from "./board/state.js";
 import {
   alarmActions,
   alarmKey,
+  betWords,
   bulkText,
   commandTopic,
   dealHint,
@@ -48,7 +49,8 @@ import {
 } from "./console.js";
 import { edgeText } from "./edge.js";
 import { HistoryView } from "./history.js";
-import { alarmSentence, articleWords, commandWords, consoleLanguage, kindWords, say, wordsIn } from "./words.js";
+import { PIT } from "./pit_labels.js";
+import { alarmSentence, articleWords, commandWords, consoleLanguage, kindWords, pitSay, say, wordsIn } from "./words.js";
 
 const CONNECT_TIMEOUT_MS = 8000;
 const RECONNECT_PERIOD_MS = 2000;
@@ -62,7 +64,10 @@ const FLOOR_MARGIN = 12;
 const AGE_EVERY_MS = 1000;
 /** Not a table: the permission probe's topic level (nothing subscribes to it). */
 const PROBE_TABLE = "pit-console-probe";
-const LETTER = { banker: "B", player: "P", tie: "T" };
+/** A result's letter on a tile and in a table's summary: B, P, T (莊, 閒, 和). */
+const LETTER = { banker: ["B", "莊", "庄"], player: ["P", "閒", "闲"], tie: ["T", "和", "和"] };
+/** The tile's data-results: the letters in English whatever the language (for tests). */
+const WINNER_CODE = { banker: "B", player: "P", tie: "T" };
 
 async function loadConfig() {
   let config = {};
@@ -113,6 +118,7 @@ class PitConsole {
     this.scheduled = false;
     this.drawnReplies = null;
     this.lang = config.lang;
+    this.rights = null; // what the probe found, said in the header
     this.history = new HistoryView(() => {
       $("layout").hidden = false;
     }, this.lang);
@@ -133,12 +139,47 @@ class PitConsole {
       this.schedule();
     });
     setInterval(() => this.drawAges(), AGE_EVERY_MS);
+    this.setLanguage(this.lang);
     this.setLink("login");
+  }
+
+  /**
+   * Show the console in the language mode `lang` (the board's: labels.js LANGUAGES), chosen
+   * by ?lang= and changed by the header's button, in the board's order; everything drawn
+   * is drawn again in it.
+   */
+  setLanguage(lang) {
+    this.lang = lang;
+    this.history.lang = lang;
+    document.documentElement.lang = LANGUAGES[lang].html;
+    document.body.dataset.lang = lang;
+    applyPitLabels(document, lang);
+    const button = $("language-toggle");
+    const next = LANGUAGE_ORDER[(LANGUAGE_ORDER.indexOf(lang) + 1) % LANGUAGE_ORDER.length];
+    button.textContent = LANGUAGES[next].button;
+    button.title = say(LABELS.language, lang);
+    button.onclick = () => this.setLanguage(next);
+    for (const tile of this.tiles.values()) tile.key = "";
+    this.areaLabels.clear();
+    this.queueKey = null;
+    this.drawnReplies = null;
+    if (this.view !== null) {
+      this.card = this.newCard(this.view);
+      $("table-card").replaceChildren(this.card.root);
+    }
+    this.history.redraw();
+    this.drawRights();
+    this.setLink(this.link);
+  }
+
+  /** The console's own label `key` filled from `values`, in the page's language. */
+  t(key, values = {}) {
+    return pitSay(key, values, this.lang);
   }
 
   async login(username, password) {
     if (!username) {
-      this.loginFailed("Type your broker username.");
+      this.loginFailed(this.t("type_username"));
       return;
     }
     this.logout();
@@ -174,7 +215,7 @@ class PitConsole {
     client.on("error", (error) => {
       if (!loggedIn) {
         client.end(true);
-        this.loginFailed(loginError(error));
+        this.loginFailed(this.say(loginError(error)));
       } else {
         console.warn("mqtt:", error.message);
       }
@@ -184,7 +225,7 @@ class PitConsole {
     client.on("close", () => {
       if (!loggedIn && this.client === client && this.link === "connecting") {
         client.end(true);
-        this.loginFailed(`Cannot reach the broker at ${this.config.url}.`);
+        this.loginFailed(this.t("unreachable", { url: this.config.url }));
       }
     });
     client.on("message", (topic, payload, packet) => {
@@ -210,6 +251,7 @@ class PitConsole {
     if (this.client) this.client.end(true);
     this.client = null;
     this.mayCommand = null;
+    this.rights = null;
     this.state = emptyConsole();
     this.closeTable();
     this.tiles.clear();
@@ -235,7 +277,8 @@ class PitConsole {
     this.link = link;
     document.body.dataset.link = link;
     $("link").dataset.link = link;
-    $("link").textContent = { connected: "Connected", lost: "Reconnecting", connecting: "Connecting" }[link] || "";
+    const words = { connected: LABELS.connected, lost: LABELS.lost, connecting: LABELS.connecting }[link];
+    $("link").textContent = words ? this.say(words) : "";
     this.schedule();
   }
 
@@ -250,11 +293,14 @@ class PitConsole {
     this.client.publish(topic, "{}", { qos: 1 }, (error) => {
       this.mayCommand = !error;
       document.body.dataset.mayCommand = this.mayCommand ? "yes" : "no";
-      $("rights").textContent = this.mayCommand
-        ? "May settle and command"
-        : "Read only: this account may not send commands";
+      this.rights = this.mayCommand ? "may_command" : "read_only";
+      this.drawRights();
       this.schedule();
     });
+  }
+
+  drawRights() {
+    $("rights").textContent = this.rights ? this.t(this.rights) : "";
   }
 
   // ---- commands --------------------------------------------------------------------
@@ -270,7 +316,7 @@ class PitConsole {
    * after the reply to the one before, and says how it went in one reply line.
    */
   async act(table, action, alarm = null) {
-    if (action.confirm && !(await confirmDialog(`${table}: ${action.confirm}`))) return;
+    if (action.confirm && !(await confirmDialog(this.t("confirm_on", { table, what: action.confirm })))) return;
     const from = { alarm: alarm === null ? null : alarmKey(table, alarm.id) };
     if (!action.repeat || action.repeat <= 1) {
       await this.command(table, action.command, action.body, from);
@@ -309,7 +355,7 @@ class PitConsole {
     const payload = JSON.stringify({ ...body, id });
     this.client.publish(commandTopic(prefix, table, name, this.operator), payload, options, (error) => {
       if (!error) return;
-      const why = error.code === 135 ? "refused by the broker: not authorized" : error.message;
+      const why = error.code === 135 ? PIT.not_authorized : error.message;
       this.update(withSendError(this.state, id, why));
       const resolve = this.waiting.get(id);
       if (this.waiting.delete(id)) resolve({ ok: false });
@@ -342,18 +388,18 @@ class PitConsole {
     const made = limitsBody(table, figures, this.operator, card.currency.value, Date.now() / 1000);
     const status = card.limitsStatus;
     if (made.error) {
-      status.textContent = made.error;
+      status.textContent = this.say(made.error);
       status.dataset.state = "error";
       return;
     }
-    status.textContent = "Sending…";
+    status.textContent = this.t("sending");
     status.dataset.state = "sending";
     const topic = `${this.config.prefix}/${table}/limits`;
     this.client.publish(topic, JSON.stringify(made.body), { qos: 1, retain: true }, (error) => {
       status.dataset.state = error ? "error" : "sent";
       status.textContent = error
-        ? `Not set: ${error.code === 135 ? "refused by the broker: not authorized" : error.message}`
-        : "Set";
+        ? this.t("not_set", { why: error.code === 135 ? PIT.not_authorized : error.message })
+        : this.t("limits_set");
       card.limitsDirty = false;
     });
   }
@@ -410,7 +456,8 @@ class PitConsole {
   areaLabel(group) {
     let label = this.areaLabels.get(group.name);
     if (!label) {
-      label = element("h3", { class: "area-label", "data-area": group.name, textContent: group.name });
+      const name = group.other ? this.t("other_area") : group.name;
+      label = element("h3", { class: "area-label", "data-area": group.name, textContent: name });
       this.areaLabels.set(group.name, label);
     }
     return label;
@@ -454,11 +501,12 @@ class PitConsole {
     const holding = blockingAlarms(open).length;
     const shoe = state.shoe;
     const live = state.live;
-    const results = state.results.slice(-TILE_RESULTS).map((r) => LETTER[r.winner] || "?");
+    const shown = state.results.slice(-TILE_RESULTS);
+    const results = shown.map((r) => (LETTER[r.winner] ? this.say(LETTER[r.winner]) : "?"));
     const limits = state.limits ? `${shortFigure(state.limits.banker.min)}–${shortFigure(state.limits.banker.max)}` : "";
     const needs = holding ? "hold" : open.length ? "alarm" : controller === "offline" ? "offline" : "";
     const newest = state.results[state.results.length - 1];
-    const facts = [newest && newest.round, controller, holding, open.length - holding, shoe && shoe.shoe, shoe && shoe.rounds, live && live.round,
+    const facts = [this.lang, newest && newest.round, controller, holding, open.length - holding, shoe && shoe.shoe, shoe && shoe.rounds, live && live.round,
       shoe && shoe.phase, results.join(""), limits, state.limits && state.limits.currency, needs, state.rejected];
     const key = JSON.stringify(facts);
     if (key === tile.key) return;
@@ -470,26 +518,30 @@ class PitConsole {
     root.dataset.round = live ? String(live.round) : "";
     // what the tile knows of the rounds: the newest result's round, the letters it shows
     root.dataset.resultRound = newest ? String(newest.round) : "";
-    root.dataset.results = results.join("");
+    root.dataset.results = shown.map((r) => WINNER_CODE[r.winner] || "?").join("");
     root.title = `${table}: ${this.say(LABELS[controller] || LABELS.unknown)}`
-      + (open.length ? ` · ${open.map((a) => this.say(kindWords(a.kind))).join(", ")}` : "");
-    root.replaceChildren(
+      + (open.length ? ` · ${open.map((a) => this.say(kindWords(a.kind))).join(", ")}` : "")
+      + (limits ? ` · ${`${state.limits.currency || ""} ${limits}`.trim()}` : "");
+    root.replaceChildren(element("span", { class: "tile-body" },
       element("span", { class: "tile-head" },
         element("b", { class: "tile-name", textContent: table }),
         element("i", { class: "dot", "data-controller": controller, title: this.say(LABELS[controller] || LABELS.unknown) }),
         element("span", { class: "tile-state", textContent: controller === "online" ? "" : this.say(LABELS[controller] || LABELS.unknown) })),
       element("span", { class: "tile-line", "data-fact": "shoe" },
-        shoe ? `S${shoe.shoe}` : "S–", " · ", live ? `R${live.round}` : shoe ? `R${shoe.rounds}` : "R–",
-        shoe && shoe.phase === "closed" ? " · closed" : ""),
+        element("span", { class: "tile-shoe", textContent: `${this.t("tile_shoe", { n: shoe ? shoe.shoe : "–" })} · ` }),
+        this.t("tile_round", { n: live ? live.round : shoe ? shoe.rounds : "–" }),
+        shoe && shoe.phase === "closed" ? ` · ${this.t("tile_closed")}` : ""),
       element("span", { class: "tile-alarms", "data-fact": "alarms" },
-        holding ? element("span", { class: "sev", "data-severity": "hold", title: "alarms that hold play", textContent: `● ${holding} hold` }) : null,
-        open.length - holding ? element("span", { class: "sev", "data-severity": "notice", title: "other open alarms", textContent: `▲ ${open.length - holding}` }) : null,
-        open.length ? null : element("span", { class: "sev", "data-severity": "none", textContent: "no alarm" })),
+        holding ? element("span", { class: "sev", "data-severity": "hold", title: this.t("tile_hold_title") },
+          `● ${holding}`, element("span", { class: "sev-word", textContent: ` ${this.t("tile_hold")}` })) : null,
+        open.length - holding ? element("span", { class: "sev", "data-severity": "notice", title: this.t("tile_other_title"), textContent: `▲ ${open.length - holding}` }) : null,
+        open.length ? null : element("span", { class: "sev", "data-severity": "none", textContent: this.t("no_alarm") })),
       element("span", { class: "tile-results", "data-fact": "results" },
-        ...results.map((letter) => element("i", { "data-winner": letter, textContent: letter }))),
+        ...shown.map((r, i) => element("i", { "data-winner": WINNER_CODE[r.winner] || "?", textContent: results[i] }))),
       element("span", { class: "tile-limits", "data-fact": "limits" },
-        limits ? `${state.limits.currency || ""} ${limits}`.trim() : "no limits"),
-    );
+        limits && state.limits.currency ? element("span", { class: "tile-currency", textContent: `${state.limits.currency} ` }) : null,
+        limits || this.t("no_limits")),
+    ));
   }
 
   // ---- the queue: every open alarm of the floor, oldest first ------------------------
@@ -526,7 +578,8 @@ class PitConsole {
     const now = Date.now() / 1000;
     for (const age of $("queue").querySelectorAll(".age")) {
       const since = age.dataset.since === "" ? NaN : Number(age.dataset.since);
-      age.textContent = ageText(since, now);
+      const age_ = ageText(since, now);
+      age.textContent = age_ ? this.say(age_) : "";
     }
   }
 
@@ -535,10 +588,15 @@ class PitConsole {
     const key = alarmKey(table, alarm.id);
     const note = this.state.notes[key];
     if (!note) return null;
-    const dismiss = element("button", { type: "button", class: "dismiss", textContent: "×", title: "Dismiss" });
+    const dismiss = element("button", { type: "button", class: "dismiss", textContent: "×", title: this.t("dismiss") });
     dismiss.addEventListener("click", () => this.update(withDismissed(this.state, key)));
+    // a bulk settle's line is the console's (three texts); a reply's reason, the controller's
+    const why = Array.isArray(note.text)
+      ? element("span", { textContent: this.say(note.text) })
+      : element("span", { lang: "en", textContent: wordsIn(note.text, this.lang) });
+    const [before, after] = this.t("refused_note", { why: "\u0000" }).split("\u0000");
     return element("p", { class: "note", "data-note": key, role: "status" },
-      element("span", { textContent: `Refused: ${wordsIn(note.text, this.lang)}` }), dismiss);
+      element("span", { class: "note-text" }, before, why, after), dismiss);
   }
 
   drawCounts(names) {
@@ -547,7 +605,8 @@ class PitConsole {
       return openAlarms(state).length || state.controller === "offline";
     }).length;
     const offline = names.filter((n) => this.state.tables[n].controller === "offline").length;
-    $("floor-counts").textContent = `${names.length} tables · ${needs} need a person${offline ? ` · ${offline} offline` : ""}`;
+    $("floor-counts").textContent = this.t("floor_counts", { n: names.length, needs })
+      + (offline ? this.t("floor_offline", { n: offline }) : "");
   }
 
   // ---- a table's own view ----------------------------------------------------------
@@ -614,7 +673,7 @@ class PitConsole {
     const box = $("refused");
     box.hidden = count === 0;
     box.dataset.refused = String(count);
-    box.textContent = count ? `Refused ${count}` : "";
+    box.textContent = count ? this.t("refused_count", { n: count }) : "";
   }
 
   allowed() {
@@ -629,12 +688,12 @@ class PitConsole {
       class: "board-link",
       href: `board/?table=${encodeURIComponent(table)}&prefix=${encodeURIComponent(this.config.prefix)}&view=pit`,
       target: "_blank",
-      textContent: "Live board",
+      textContent: this.t("live_board"),
     });
     // A link, not a button: reading the history is not a command, open to every account.
     const history = element("a", {
-      class: "history-link", href: "#", textContent: "History",
-      title: `${table}'s shoes and rounds, from the floor recorder`,
+      class: "history-link", href: "#", textContent: this.t("history"),
+      title: this.t("history_link_title", { table }),
     });
     history.addEventListener("click", (event) => {
       event.preventDefault();
@@ -646,15 +705,15 @@ class PitConsole {
         min: element("input", { inputMode: "numeric", "data-limit": `${bet}-min`, size: 7 }),
         max: element("input", { inputMode: "numeric", "data-limit": `${bet}-max`, size: 9 }),
       };
-      return element("label", { class: "limit" }, `${bet} `, limitInputs[bet].min, "–", limitInputs[bet].max);
+      return element("label", { class: "limit" }, `${this.say(betWords(bet))} `, limitInputs[bet].min, "–", limitInputs[bet].max);
     });
     const currency = element("input", { "data-limit": "currency", size: 4, placeholder: "HKD" });
     const limitsStatus = element("span", { class: "limits-status", "data-state": "" });
-    const setButton = element("button", { type: "submit", textContent: "Set limits", "data-action": "limits" });
+    const setButton = element("button", { type: "submit", textContent: this.t("set_limits"), "data-action": "limits" });
     const limitsForm = element(
       "form", { class: "limits-form" },
-      element("span", { class: "caption", textContent: "Limits" }),
-      ...limitRows, element("label", { class: "limit" }, "currency ", currency), setButton, limitsStatus,
+      element("span", { class: "caption", textContent: this.t("limits") }),
+      ...limitRows, element("label", { class: "limit" }, `${this.t("currency")} `, currency), setButton, limitsStatus,
     );
     const card = {
       root: element(
@@ -687,21 +746,23 @@ class PitConsole {
     root.dataset.controller = controller;
     const pill = root.querySelector(".pill.controller");
     pill.dataset.controller = controller;
-    pill.textContent = controller === "online" ? "Online" : controller === "offline" ? "Offline" : "No status";
+    pill.textContent = controller === "online" || controller === "offline"
+      ? this.say(LABELS[controller]) : this.t("no_status");
     const shoe = state.shoe;
     const live = state.live;
     const left = cardsLeft(state);
     const results = state.results.slice(-SHOWN_RESULTS);
+    const phase = (name, key) => (PIT[`${name}_${key}`] ? this.t(`${name}_${key}`) : String(key).replaceAll("_", " "));
     const facts = [
-      ["shoe", "Shoe", shoe ? `${shoe.shoe} (${shoe.phase.replace("_", " ")})` : "–"],
-      ["round", "Round", live ? `${live.round} ${live.status}` : "–"],
-      ["cards_left", "Cards left", left === null ? "–" : String(left)],
-      ["demo", "Demo", shoe && shoe.demo ? "on" : "off"],
-      ["alarms", "Open alarms", String(openAlarms(state).length)],
-      ["results", "Last results", results.map((r) => LETTER[r.winner] || "?").join(" ") || "–"],
-      ["edge", "Player edge", edgeText((this.state.edges || {})[table])],
+      ["shoe", this.say(LABELS.shoe), shoe ? `${shoe.shoe} (${phase("phase", shoe.phase)})` : "–"],
+      ["round", this.say(LABELS.round), live ? `${live.round} ${phase("round", live.status)}` : "–"],
+      ["cards_left", this.say(LABELS.cards_left), left === null ? "–" : String(left)],
+      ["demo", this.say(LABELS.demo), this.t(shoe && shoe.demo ? "demo_on" : "demo_off")],
+      ["alarms", this.t("open_alarms_fact"), String(openAlarms(state).length)],
+      ["results", this.t("last_results"), results.map((r) => (LETTER[r.winner] ? this.say(LETTER[r.winner]) : "?")).join(" ") || "–"],
+      ["edge", this.t("player_edge"), edgeText((this.state.edges || {})[table])],
     ];
-    if (state.rejected) facts.push(["rejected", "Bad bodies", String(state.rejected)]);
+    if (state.rejected) facts.push(["rejected", this.t("bad_bodies"), String(state.rejected)]);
     const key = JSON.stringify(facts);
     if (key !== card.drawnKey) {
       card.drawnKey = key;
@@ -724,7 +785,7 @@ class PitConsole {
         ...notices(state).slice(-SHOWN_NOTICES).map((alarm) => this.noticeItem(alarm)));
     }
     const actions = tableActions(state);
-    const actionsKey = JSON.stringify([actions.map((a) => a.text), allowed]);
+    const actionsKey = JSON.stringify([actions.map((a) => a.text), allowed, this.lang]);
     if (actionsKey !== card.actionsKey) {
       card.actionsKey = actionsKey;
       card.actions.replaceChildren(...actions.map((action) => this.button(table, action, allowed, action.key)));
@@ -757,11 +818,12 @@ class PitConsole {
       element("div", { class: "alarm-head" },
         element("b", { textContent: this.say(kindWords(alarm.kind)) }),
         article ? element("span", { class: "article", textContent: this.say(article) }) : null,
-        alarm.round ? element("span", { textContent: `round ${alarm.round}` }) : null,
-        (alarm.count || 1) > 1 ? element("span", { class: "count", textContent: `${alarm.count} cards` }) : null),
-      element("p", { class: "alarm-text", textContent: alarm.text }),
+        alarm.round ? element("span", { textContent: this.t("in_round", { n: alarm.round }) }) : null,
+        (alarm.count || 1) > 1 ? element("span", { class: "count", textContent: this.t("cards_count", { n: alarm.count }) }) : null),
+      // the controller's own text, in English (the sentence above is in the page's language)
+      element("p", { class: "alarm-text", lang: "en", textContent: alarm.text }),
       this.heldCards(alarm),
-      hint ? element("p", { class: "hint", textContent: hint }) : null,
+      hint ? element("p", { class: "hint", textContent: this.say(hint) }) : null,
       this.alarmButtons(table, alarm, allowed),
       this.noteOf(table, alarm),
     );
@@ -777,7 +839,7 @@ class PitConsole {
   noticeItem(alarm) {
     return element("article", { class: "notice", "data-alarm-id": String(alarm.id), "data-kind": alarm.kind },
       element("b", { textContent: this.say(kindWords(alarm.kind)) }), " ",
-      element("span", { textContent: alarm.text }));
+      element("span", { lang: "en", textContent: alarm.text }));
   }
 
   /** The cards an alarm holds aside: how many, the codes folded away (there may be 86). */
@@ -797,11 +859,11 @@ class PitConsole {
 
   button(table, action, allowed, key, alarm = null) {
     const button = element("button", {
-      type: "button", textContent: action.text, disabled: !allowed,
+      type: "button", textContent: this.say(action.text), disabled: !allowed,
       "data-action": key || action.command,
     });
     if (action.body && action.body.winner) button.dataset.winner = action.body.winner;
-    button.title = allowed ? "" : "This account may not send commands";
+    button.title = allowed ? "" : this.t("may_not_command");
     button.addEventListener("click", () => this.act(table, action, alarm));
     return button;
   }
@@ -813,16 +875,30 @@ class PitConsole {
     const mine = this.state.replies.filter((r) => r.table === this.view);
     const items = mine.reverse().map((reply) => {
       const outcome = reply.ok === null ? "pending" : reply.ok ? "ok" : "refused";
+      // the console's words, or a refusal's reason: the controller's (or the broker's) own
       const text = reply.bulk
-        ? bulkText(reply.bulk)
-        : reply.ok === null ? "waiting for the reply…" : reply.ok ? "done" : wordsIn(reply.error, this.lang);
+        ? this.say(bulkText(reply.bulk))
+        : reply.ok === null ? this.t("waiting_reply") : reply.ok ? this.t("done") : null;
+      const said = text === null
+        ? (Array.isArray(reply.error)
+          ? element("span", { textContent: this.say(reply.error) })
+          : element("span", { lang: "en", textContent: wordsIn(reply.error, this.lang) }))
+        : text;
       return element("li", {
         class: "reply", "data-id": reply.id, "data-table": reply.table,
         "data-command": reply.command, "data-ok": outcome,
-      }, element("b", { textContent: `${reply.table} ${this.say(commandWords(reply.command))}: ` }), text);
+      }, element("b", { textContent: `${reply.table} ${this.say(commandWords(reply.command))}: ` }), said);
     });
     $("replies").replaceChildren(...items);
   }
+}
+
+/** Fill the page's own labels in `lang`: data-pit-label (the text), data-pit-title, data-pit-aria. */
+function applyPitLabels(doc, lang) {
+  for (const node of doc.querySelectorAll("[data-pit-label]")) node.textContent = pitSay(node.dataset.pitLabel, {}, lang);
+  for (const node of doc.querySelectorAll("[data-pit-title]")) node.title = pitSay(node.dataset.pitTitle, {}, lang);
+  for (const node of doc.querySelectorAll("[data-pit-aria]")) node.setAttribute("aria-label", pitSay(node.dataset.pitAria, {}, lang));
+  doc.title = pitSay("pit_console", {}, lang);
 }
 
 /** Whether two lists (or objects) hold the same items, each the same object. */

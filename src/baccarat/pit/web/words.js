@@ -11,25 +11,39 @@ import {
   fill,
   fillTexts,
   LABELS,
+  languageMode,
   ORIGINS,
   SETTLED_BY,
   TABLE_COMMANDS,
 } from "./board/labels.js";
+import { PIT } from "./pit_labels.js";
 
-/** The console's languages, in the order of a label's texts. */
-export const CONSOLE_LANGUAGES = ["en", "zh-Hant", "zh-Hans"];
-
-/** The language a ?lang= value names (en, zh-Hant, zh-Hans, any case), else English. */
+/**
+ * The console's language mode from a ?lang= value, as the board reads it (labels.js
+ * languageMode: both, en, zh-Hant or zh, zh-Hans, both-Hans, any case); English without
+ * one (the board's default is both: its players read Chinese first).
+ */
 export function consoleLanguage(value) {
-  const wanted = String(value || "").trim().toLowerCase();
-  if (wanted === "zh") return "zh-Hant";
-  return CONSOLE_LANGUAGES.find((lang) => lang.toLowerCase() === wanted) || "en";
+  return languageMode(value) || "en";
 }
 
-/** One text of three, in `lang`. */
+/** Which of a label's three texts each language mode shows, in order. */
+const SHOWN = { en: [0], "zh-Hant": [1], "zh-Hans": [2], both: [0, 1], "both-Hans": [0, 2] };
+
+/** A label's texts as the language mode `lang` shows them (both: "English 中文"). */
 export function say(texts, lang = "en") {
-  const index = Math.max(0, CONSOLE_LANGUAGES.indexOf(lang));
-  return texts[Math.min(index, texts.length - 1)];
+  const shown = (SHOWN[lang] || SHOWN.en).map((i) => texts[Math.min(i, texts.length - 1)]);
+  return shown.filter((text, i) => shown.indexOf(text) === i).join(" ");
+}
+
+/** The console's own label `key` (pit_labels.js), filled from `values`, in `lang`. */
+export function pitSay(key, values = {}, lang = "en") {
+  const texts = PIT[key];
+  if (!texts) {
+    console.error(`pit: no label ${key}`); // tests/pit/test_pit_labels.py fails on this
+    return key;
+  }
+  return say(fillTexts(texts, values), lang);
 }
 
 /** A name as words when no label has it: "new_kind" -> "New kind" (the same in all three). */

@@ -757,7 +757,7 @@ class PitConsole {
       ["shoe", this.say(LABELS.shoe), shoe ? `${shoe.shoe} (${phase("phase", shoe.phase)})` : "–"],
       ["round", this.say(LABELS.round), live ? `${live.round} ${phase("round", live.status)}` : "–"],
       ["cards_left", this.say(LABELS.cards_left), left === null ? "–" : String(left)],
-      ["demo", this.say(LABELS.demo), this.t(shoe && shoe.demo ? "demo_on" : "demo_off")],
+      ["demo", this.say(LABELS.demo), shoe && shoe.demo ? this.t("demo_on") : this.t("demo_off")],
       ["alarms", this.t("open_alarms_fact"), String(openAlarms(state).length)],
       ["results", this.t("last_results"), results.map((r) => (LETTER[r.winner] ? this.say(LETTER[r.winner]) : "?")).join(" ") || "–"],
       ["edge", this.t("player_edge"), edgeText((this.state.edges || {})[table])],

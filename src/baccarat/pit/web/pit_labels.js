@@ -43,7 +43,6 @@ export const PIT = {
   ],
   floor_counts: ["{n} tables · {needs} need a person", "{n}枱 · {needs}枱需要處理", "{n}台 · {needs}台需要处理"],
   floor_offline: [" · {n} offline", " · {n}枱離線", " · {n}台离线"],
-  language: ["Language", "語言", "语言"],
   // the floor and its tiles
   floor_aria: ["The floor: every table", "樓面：所有賭枱", "楼面：所有赌台"],
   other_area: ["Other", "其他", "其他"],

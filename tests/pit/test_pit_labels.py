@@ -37,6 +37,7 @@ from support.mosquitto import Mosquitto, MosquittoFactory
 
 ROOT = Path(__file__).resolve().parents[2]
 WEB = ROOT / "src" / "baccarat" / "pit" / "web"
+ARTIFACTS = ROOT / "artifacts" / "pit"
 WORDS_SHOWN = (Path(__file__).parent / "words_shown.js").read_text(encoding="utf-8")
 PREFIX = "baccarat"
 OPERATORS = {"zh-Hant": "pit-ana", "zh-Hans": "pit-bo"}
@@ -182,6 +183,9 @@ class Walk:
     async def look(self, step: str) -> None:
         await self.page.evaluate("new Promise((done) => requestAnimationFrame(() => done(1)))")
         seen: dict[str, Any] = await self.page.evaluate(f"({WORDS_SHOWN})({json.dumps(DATA)})")
+        lang = await self.page.evaluate("document.body.dataset.lang")
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        await self.page.screenshot(ARTIFACTS / f"pit-{lang}-{step.replace(' ', '-')}.png")
         self.text += seen["text"]
         if seen["english"]:
             self.english[step] = seen["english"]

@@ -760,7 +760,7 @@ class PitConsole {
       ["demo", this.say(LABELS.demo), shoe && shoe.demo ? this.t("demo_on") : this.t("demo_off")],
       ["alarms", this.t("open_alarms_fact"), String(openAlarms(state).length)],
       ["results", this.t("last_results"), results.map((r) => (LETTER[r.winner] ? this.say(LETTER[r.winner]) : "?")).join(" ") || "–"],
-      ["edge", this.t("player_edge"), edgeText((this.state.edges || {})[table])],
+      ["edge", this.t("player_edge"), edgeText((this.state.edges || {})[table], this.lang)],
     ];
     if (state.rejected) facts.push(["rejected", this.t("bad_bodies"), String(state.rejected)]);
     const key = JSON.stringify(facts);

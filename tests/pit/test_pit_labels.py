@@ -45,8 +45,8 @@ OPERATORS = {"zh-Hant": "pit-ana", "zh-Hans": "pit-bo"}
 """One account a page: the broker takes a client id's connection from the one before."""
 WAIT = 30.0
 AREAS = [("Pit A", ["T1", "T2"]), ("High limit", ["T3"])]  # T4 and T5 are under "Other"
-DATA = ["T1", "T2", "T3", "T4", "T5", *OPERATORS.values(), "Pit A", "High limit", "HKD", "CSV", "UTC",
-        "EN", "ws://", "/mqtt"]
+DATA = ["T1", "T2", "T3", "T4", "T5", *OPERATORS.values(), "Pit A", "High limit", "HKD", "CSV",
+        "UTC", "EN", "ws://", "/mqtt"]
 """What the page shows that is data, not its words: table names, the operator, the areas,
 currency, the CSV format, UTC, the language button's EN (the board's own), the broker URL."""
 REFUSAL = "round 12 has open alarm #5 extra_card: settle it first"
@@ -142,7 +142,8 @@ async def controller(broker: Mosquitto) -> AsyncIterator[list[str]]:
 
 async def publish_tables(broker: Mosquitto) -> None:
     """T1 with two open alarms (one holding 3 cards) and its live edge, T2 offline, T3 and
-    T4 with results, T4 a one-off notice, T5 an advantage notice (the queue has it)."""
+    T4 with results, T4 a one-off notice, T5 an advantage notice (the queue has it).
+    """
     edge = edge_bodies()
     async with broker.client() as client:
         await client.publish(f"{PREFIX}/T5/status", status_payload("online", "T5"), qos=1,

@@ -141,8 +141,10 @@ async def controller(broker: Mosquitto) -> AsyncIterator[list[str]]:
 
 
 async def publish_tables(broker: Mosquitto) -> None:
-    """T1 with two open alarms (one holding 3 cards) and its live edge, T2 offline, T3 and
-    T4 with results, T4 a one-off notice, T5 an advantage notice (the queue has it).
+    """The floor: T1 with two open alarms (one holding 3 cards) and its live edge.
+
+    T2 is offline, T3 and T4 have results, T4 a one-off notice; T5 is there for the
+    advantage notice that publish_notice() sends once the page looks.
     """
     edge = edge_bodies()
     async with broker.client() as client:

@@ -191,6 +191,17 @@ async def page_scrolls(page: Page) -> list[str]:
     return found
 
 
+async def cut_in_tiles(page: Page) -> list[str]:
+    """Tiles whose name, or whose shown results, do not fit the tile's line."""
+    found: list[str] = await page.evaluate("""
+      [...document.querySelectorAll('.tile')].flatMap((t) =>
+        [...t.querySelectorAll('.tile-head, .tile-results')]
+          .filter((e) => e.scrollWidth > e.clientWidth + 1)
+          .map((e) => `${t.dataset.table} ${e.className}: ${e.scrollWidth} in ${e.clientWidth}`))
+      .slice(0, 10)""")
+    return found
+
+
 async def click(page: Page, selector: str) -> None:
     found = f"document.querySelector({json.dumps(selector)})"
     await page.wait_for(f"!!{found} && !{found}.disabled", limit=WAIT)
@@ -246,6 +257,7 @@ async def test_a_floor_of_100_tables(floor_broker: Mosquitto, tmp_path: Path) ->
         await asyncio.sleep(0.3)
         assert await tiles_outside(small, 1024, 768) == []
         assert await page_scrolls(small) == []
+        assert await cut_in_tiles(small) == []
         await shot(small, "pit-floor-1024x768.png")
 
         # The tiles: by area, the one that holds play stands out, the notice is not open.

@@ -49,14 +49,19 @@ def sample(page: str, name: str, labels: str = "") -> float:
     return float(found.group(1))
 
 
+def metrics_daemon(folder: Path, mosquitto: Mosquitto, shoe_path: str, port: int) -> Daemon:
+    """A daemon with no burn on a framed shoe, serving its metrics on ``port``."""
+    return Daemon(
+        folder, mosquitto, device=shoe_path, rules={"burn": "none"},
+        env={"BACCARAT_METRICS__PORT": str(port)},
+    )
+
+
 async def test_metrics_count_what_was_dealt(tmp_path: Path, mosquitto: Mosquitto) -> None:
     port = free_port()
     shoe_path = str(tmp_path / "shoe")
     async with VirtualShoe(shoe_path, "framed", baud=115200) as shoe:
-        daemon = Daemon(
-            tmp_path, mosquitto, device=shoe_path, rules={"burn": "none"},
-            env={"BACCARAT_METRICS__PORT": str(port)},
-        )
+        daemon = metrics_daemon(tmp_path, mosquitto, shoe_path, port)
         try:
             async with Recorder(mosquitto) as board:
                 await asyncio.to_thread(daemon.start)

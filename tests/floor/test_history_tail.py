@@ -65,15 +65,21 @@ def forget(db: str, table: str, seqs: list[int]) -> None:
         import psycopg
 
         with psycopg.connect(db) as connection:
-            connection.execute("DELETE FROM messages WHERE tbl = %s AND seq = ANY(%s)",
-                               (table, seqs))
+            for kept in KEPT:
+                connection.execute(f"DELETE FROM {kept} WHERE tbl = %s AND seq = ANY(%s)",
+                                   (table, seqs))
     else:
         import sqlite3
 
         with sqlite3.connect(db) as connection:
-            connection.executemany("DELETE FROM messages WHERE tbl = ? AND seq = ?",
-                                   [(table, s) for s in seqs])
+            for kept in KEPT:
+                connection.executemany(f"DELETE FROM {kept} WHERE tbl = ? AND seq = ?",
+                                       [(table, s) for s in seqs])
         connection.close()
+
+
+KEPT = ("messages", "derived", "latest")
+"""The tables that hold a message of a table by its seq (whole, as a place, as the latest)."""
 
 
 SHOE = ["shoe", "round", "card", "card", "round", "recall"]

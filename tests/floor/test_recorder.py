@@ -90,9 +90,9 @@ def stored_by_table(db: str) -> dict[str, dict[int, dict[str, Any]]]:
         for table, body in store.messages():
             out.setdefault(table, {})[body["seq"]] = body
         for table, facts in list(out.items()):
-            derived = store.derived(table)
-            views = {seq: json.loads(body) for topic in VIEWS
-                     for seq, body in rebuilt(list(facts.values()), derived, topic)}
+            stored, places = store.stored(table), store.derived(table)
+            views = {seq: json.loads(body) if body is not None else {"unmade": seq}
+                     for topic in VIEWS for seq, body in rebuilt(stored, places, topic)}
             out[table] = dict(sorted((facts | views).items()))
         return out
     finally:

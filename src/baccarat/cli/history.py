@@ -4,10 +4,10 @@ Rounds with every card, the result and the alarms with who settled them, from th
 recorder's database (:mod:`baccarat.floor.history`), or from a file of message JSON lines
 (``--messages FILE``: what ``baccarat replay`` or ``journal show --messages`` print).
 
-``--rebuild TOPIC --table T [--at-seq N]``: a derived view the recorder did not store
-whole (``roads``), made again from the stored facts byte for byte, as the table published
-it at ``seq`` N (the newest at or before N; without it the newest of all), on one line
-(:mod:`baccarat.floor.derived`).
+``--rebuild TOPIC --table T [--at-seq N]``: a derived view (``roads``, ``round``,
+``recall``) as the table published it at ``seq`` N (the newest at or before N; without it
+the newest of all), on one line: made again from the stored facts byte for byte where the
+recorder kept only its place, as stored where it kept it whole (:mod:`baccarat.floor.derived`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,15 @@ from typing import Any
 from baccarat.boards.feed import parse_broker
 from baccarat.floor.bodies import DERIVED_TOPICS
 from baccarat.floor.derived import rebuild_at
-from baccarat.floor.history import Skipped, gaps, parse_time, rounds, to_csv
+from baccarat.floor.history import (
+    Skipped,
+    gaps,
+    pace_csv,
+    paces,
+    parse_time,
+    rounds,
+    to_csv,
+)
 from baccarat.floor.retained import BrokerReadError, RetainedSeq, missing_tails, read_retained
 from baccarat.floor.store import Store, StoreError, TableTail, open_store
 
@@ -37,6 +45,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--since", type=_time, help="ISO time or Unix seconds")
     parser.add_argument("--until", type=_time, help="ISO time or Unix seconds (excluded)")
     parser.add_argument("--csv", action="store_true", help="CSV with a header row")
+    parser.add_argument("--pace", action="store_true",
+                        help="each shoe's dealer pace (rounds an hour, seconds a round)"
+                        " instead of its rounds")
     parser.add_argument("--check", action="store_true",
                         help="also report seq gaps per table, bodies history could not use,"
                         " and (with --broker) a table whose tail is missing: the broker"
@@ -80,7 +91,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"baccarat history: {exc}", file=sys.stderr)
         return 2
     history = list(rounds(messages, skipped))
-    if args.csv:
+    if args.pace:
+        shoes = paces(messages)
+        sys.stdout.write(pace_csv(shoes) if args.csv else "".join(f"{s.line()}\n" for s in shoes))
+    elif args.csv:
         sys.stdout.write(to_csv(history))
     else:
         for rnd in history:
@@ -121,20 +135,31 @@ def _rebuild(args: argparse.Namespace) -> int:
     except StoreError as exc:
         print(f"baccarat history: {exc}", file=sys.stderr)
         return 2
+    at = "" if args.at_seq is None else f" at or before seq {args.at_seq}"
     if found is None:
-        at = "" if args.at_seq is None else f" at or before seq {args.at_seq}"
         print(f"baccarat history: {args.table} published no {args.rebuild}{at} that the"
               " database knows of", file=sys.stderr)
+        return 1
+    if found[1] is None:
+        print(f"baccarat history: {args.table}'s {args.rebuild} at seq {found[0]} cannot be"
+              " made again: the stored messages do not reach back to its shoe's start, or one"
+              " is missing", file=sys.stderr)
         return 1
     print(found[1])
     return 0
 
 
-def _rebuilt(store: Store, table: str, topic: str, at_seq: int | None) -> tuple[int, str] | None:
-    derived = store.derived(table, at_seq)
+def _rebuilt(
+    store: Store, table: str, topic: str, at_seq: int | None
+) -> tuple[int, str | None] | None:
+    """The view current at ``at_seq`` (the newest without it); its body None: not made."""
+    stored, places = store.stored(table, at_seq), store.derived(table, at_seq)
     if at_seq is None:
-        at_seq = derived[-1].seq if derived else 0
-    return rebuild_at(store.facts(table, at_seq), derived, topic, at_seq)
+        newest = [places[-1].seq] if places else []
+        if stored:
+            newest.append(stored[-1][0]["seq"])
+        at_seq = max(newest, default=0)
+    return rebuild_at(stored, places, topic, at_seq)
 
 
 def _sequence(

@@ -12,14 +12,17 @@ import logging
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 
 from baccarat import logs
 from baccarat.boards.feed import parse_broker
 from baccarat.floor.metrics import RecorderMetrics
 from baccarat.floor.recorder import BrokerAddress, Recorder
+from baccarat.floor.shuffle import DAY, FloorShuffle
 from baccarat.floor.store import Store, StoreError, open_store
 from baccarat.metrics_http import serve_page
+from baccarat.rules.shuffle_match import FLOOR_SHOES
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -44,6 +47,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--metrics-host", default="127.0.0.1",
         help="address of the metrics endpoint (127.0.0.1: only this machine)",
     )
+    parser.add_argument(
+        "--shuffle-hours", type=float, default=DAY, metavar="H",
+        help="the shuffle check: every shoe against every table's shoes of the last H hours"
+        f" ({DAY:.0f}; 0: no check)",
+    )
+    parser.add_argument(
+        "--shuffle-shoes", type=int, default=FLOOR_SHOES, metavar="N",
+        help=f"shoes the check holds at most ({FLOOR_SHOES:,}: about 140 MiB)",
+    )
     parser.add_argument("--log-level", default="INFO")
     parser.add_argument("--log-format", choices=logs.FORMATS,
                         default=os.environ.get("BACCARAT_LOG_FORMAT", "text"))
@@ -60,6 +72,10 @@ def run(args: argparse.Namespace) -> int:
     if args.metrics_port is not None and not 0 < args.metrics_port < 65536:
         print(f"baccarat record: bad port for --metrics-port: {args.metrics_port}",
               file=sys.stderr)
+        return 2
+    if not (args.shuffle_hours >= 0 and 1 <= args.shuffle_shoes <= 1_000_000):
+        print("baccarat record: --shuffle-hours must be 0 or more and --shuffle-shoes 1 to"
+              " 1000000", file=sys.stderr)
         return 2
     password = None
     if args.password_file is not None:
@@ -79,20 +95,30 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         metrics = None if args.metrics_port is None else (args.metrics_host, args.metrics_port)
-        asyncio.run(_record(broker, store, args.prefix, metrics))
+        watch = None
+        if args.shuffle_hours > 0:
+            watch = FloorShuffle(store, prefix=args.prefix, hours=args.shuffle_hours,
+                                 shoes=args.shuffle_shoes)
+            watch.load(time.time())
+        asyncio.run(_record(broker, store, args.prefix, metrics, watch))
+    except StoreError as exc:  # the day's cards could not be read
+        print(f"baccarat record: {exc}", file=sys.stderr)
+        return 2
     finally:
         store.close()
     return 0
 
 
 async def _record(
-    broker: BrokerAddress, store: Store, prefix: str, metrics: tuple[str, int] | None
+    broker: BrokerAddress, store: Store, prefix: str, metrics: tuple[str, int] | None,
+    watch: FloorShuffle | None,
 ) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    recorder = Recorder(broker, store, prefix=prefix)
+    recorder = Recorder(broker, store, prefix=prefix,
+                        watch=watch.stored if watch is not None else None)
     serving = None
     if metrics is not None:
         page = RecorderMetrics(recorder).page

@@ -44,6 +44,8 @@ _log = logging.getLogger(__name__)
 DEFAULT_JOURNAL = Path("/var/lib/baccarat-controller")
 TABLE_ID = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 TOPIC_PREFIX = r"^[A-Za-z0-9_./-]{1,64}$"
+RESERVED_TABLE = "floor"
+"""The floor recorder's own topics are under it (floor/shuffle.py)."""
 ENV_PREFIX = "BACCARAT_"
 ENV_NESTING = "__"
 
@@ -188,6 +190,15 @@ class EdgeConfig(_Section):
         return {bet: figure for bet, figure in figures.items() if figure is not None}
 
 
+class ShuffleConfig(_Section):
+    """The shuffle check: the shoe in play against the table's last shoes (README)."""
+
+    shoes: int = Field(
+        default=24, ge=0, le=1000,
+        description="Earlier shoes of the journal each shoe is compared with; 0: no check.",
+    )
+
+
 class Config(BaseSettings):
     """Everything ``baccarat run`` needs."""
 
@@ -210,6 +221,17 @@ class Config(BaseSettings):
     journal: JournalConfig = JournalConfig()
     metrics: MetricsConfig = MetricsConfig()
     edge: EdgeConfig = EdgeConfig()
+    shuffle: ShuffleConfig = ShuffleConfig()
+
+    @field_validator("table")
+    @classmethod
+    def _not_the_floor(cls, table: str) -> str:
+        if table == RESERVED_TABLE:
+            raise ValueError(
+                f"{RESERVED_TABLE!r} is no table's id: the floor recorder speaks on"
+                f" {{prefix}}/{RESERVED_TABLE}/surveillance in its own name"
+            )
+        return table
 
     @classmethod
     def settings_customise_sources(

@@ -11,6 +11,9 @@
   ``baccarat_burned_total``, ``baccarat_results_total{winner=...}``,
   ``baccarat_void_rounds_total``, ``baccarat_alarms_total{kind=...}`` (raised) and
   ``baccarat_open_alarms{kind=...}`` (raised and not yet settled);
+* the dealer's pace in the shoe in play (:mod:`baccarat.rules.pace`), labelled with its
+  ``shoe``: ``baccarat_shoe_rounds`` (rounds ended), ``baccarat_shoe_seconds_per_round``
+  and ``baccarat_shoe_rounds_per_hour`` (NaN until two rounds have ended);
 * the journal: ``baccarat_journal_fdatasync_seconds`` (a histogram of each flush),
   ``baccarat_journal_last_record``;
 * MQTT: ``baccarat_broker_connected``, ``baccarat_outbox_messages`` (waiting for the
@@ -27,6 +30,7 @@ is asked for: no thread, nothing shared. The server (its connection cap and time
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections import Counter
@@ -50,6 +54,7 @@ from baccarat.messages.bodies import (
     VoidMessage,
 )
 from baccarat.metrics_http import serve_page
+from baccarat.rules.pace import Pace, pace
 
 FDATASYNC_BUCKETS: Final = (
     0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0, 5.0
@@ -77,6 +82,10 @@ class MessageTally:
         self.alarms: Counter[str] = Counter()
         self.open_alarms: dict[int, str] = {}
         """Alarm id -> kind, for every alarm raised and not yet settled."""
+        self.shoe: int | None = None
+        """The shoe of the newest round that ended."""
+        self.round_ends: dict[int, float] = {}
+        """Round number -> when it ended (its first result or void), in that shoe."""
 
     def count(self, messages: Iterable[Message], inp: Input | None = None) -> None:
         """Add these messages, and the input they came of.
@@ -95,14 +104,26 @@ class MessageTally:
             self.burned += message.position == "burn"
         elif isinstance(message, ResultMessage):
             self.results[message.winner] += 1
+            self._round_ended(message.shoe, message.round, message.ts)
         elif isinstance(message, VoidMessage):
             self.void_rounds += 1
+            self._round_ended(message.shoe, message.round, message.ts)
         elif isinstance(message, AlarmMessage):
             self.alarms[message.kind] += 1
             if message.lasting:  # open until settled or its device recovers
                 self.open_alarms[message.id] = message.kind
         elif isinstance(message, AlarmClearedMessage):
             self.open_alarms.pop(message.id, None)
+
+    def _round_ended(self, shoe: int, number: int, ts: float | None) -> None:
+        if shoe != self.shoe:
+            self.shoe, self.round_ends = shoe, {}
+        if ts is not None:
+            self.round_ends.setdefault(number, ts)
+
+    def pace(self) -> Pace | None:
+        """The dealer's pace in the shoe of the newest round that ended, if it has one."""
+        return pace(list(self.round_ends.values()))
 
     def open_by_kind(self) -> Counter[str]:
         """How many alarms of each kind are open."""
@@ -183,10 +204,29 @@ class _TableCollector(Collector):
                         "kind", tally.alarms)
         yield _labelled(GaugeMetricFamily, "baccarat_open_alarms",
                         "Alarms raised and not yet settled.", "kind", tally.open_by_kind())
+        yield from self._pace()
         yield GaugeMetricFamily(
             "baccarat_journal_last_record", "The number of the journal's newest record.",
             value=self._table.journal.next_record - 1,
         )
+
+    def _pace(self) -> Iterator[Metric]:
+        tally = self._tally
+        found = tally.pace()
+        shoe = [str(tally.shoe if tally.shoe is not None else "")]
+        figures = (
+            ("baccarat_shoe_rounds", "Rounds ended (result or void) in the shoe.",
+             float(len(tally.round_ends))),
+            ("baccarat_shoe_seconds_per_round",
+             "Mean seconds from one round's end to the next's in the shoe (NaN: fewer than"
+             " two rounds ended).", found.seconds_per_round if found else math.nan),
+            ("baccarat_shoe_rounds_per_hour", "Rounds an hour at the shoe's pace.",
+             found.rounds_per_hour if found else math.nan),
+        )
+        for name, documentation, value in figures:
+            metric = GaugeMetricFamily(name, documentation, labels=["shoe"])
+            metric.add_metric(shoe, value)
+            yield metric
 
     def _broker(self) -> Iterator[Metric]:
         publisher, outbox = self._table.publisher, self._table.outbox

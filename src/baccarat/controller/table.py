@@ -66,6 +66,7 @@ from baccarat.controller.positions import (
 )
 from baccarat.controller.publisher import Outbox, OutMessage, Publisher, status_payload
 from baccarat.controller.recovery import gaps, older_messages
+from baccarat.controller.shuffle_watch import ShuffleWatch
 from baccarat.drivers import events as ev
 from baccarat.drivers.codec import get_codec
 from baccarat.drivers.source import DeviceSource
@@ -107,6 +108,9 @@ class Table:
             on_refusal=self.on_publish_refusal,
         )
         self.engine = Engine(self.profile)
+        self.shuffle = ShuffleWatch(  # a continuous shuffler has no shoes to compare
+            config.table, 0 if self.profile.continuous_shuffler else config.shuffle.shoes
+        )
         log.info("table %s: %s", config.table, config.open_mode_reason())
         self.device_tried = asyncio.Event()
         self.last_device_seq: int | None = None
@@ -148,10 +152,12 @@ class Table:
         cursor = self.positions.read_cursor()
         older = older_messages(self.journal.folder, report.header, self.profile, cursor)
         self.engine = Engine.resume(self.profile, report.counters)
+        self.shuffle.load(self.journal.folder, report.header, self.config.shuffle.shoes)
         regenerated = list(older.messages)
         listed: AlarmsMessage | None = None
         for inp in report.inputs:
             messages = self.engine.feed(inp).messages
+            self.shuffle.observe(inp, self.engine, replaying=True)
             if self.metrics is not None:
                 self.metrics.tally.count(messages, inp)
             listed = next((m for m in reversed(messages) if isinstance(m, AlarmsMessage)), listed)
@@ -162,6 +168,8 @@ class Table:
             self._queue(message)
         if self.engine.publish_refused:  # ended when one passes
             self.publisher.refusal_left_open()
+        for finding in self.shuffle.take_found(self.now()):  # the daemon stopped before it
+            self.handle(finding)
         for problem in report.problems:
             self.handle(DeviceReport("journal", str(problem), ts=self.now()))
         for gap in gaps(regenerated, cursor, older.reasons):
@@ -278,6 +286,9 @@ class Table:
         self._tell_device_alarms()
         if self.edge is not None:
             self.edge.note(self.engine, inp.ts)
+        finding = self.shuffle.observe(inp, self.engine)
+        if finding is not None:  # the shuffle check's notice, journaled as an input
+            self.handle(finding)
         return outcome
 
     def _tell_device_alarms(self) -> None:

@@ -51,11 +51,11 @@ BODY_TYPES: Final[Mapping[str, BodyType]] = {
     "alarm": BodyType(("alarm",), sequenced=True),
     "alarm_cleared": BodyType(("alarm",), sequenced=True),
     "alarms": BodyType(("alarms",), sequenced=True),
-    "round": BodyType(("round",), sequenced=True),
+    "round": BodyType(("round",), sequenced=True, derived=True),
     "void": BodyType(("void",), sequenced=True),
     "shoe": BodyType(("shoe",), sequenced=True),
     "roads": BodyType(("roads",), sequenced=True, derived=True),
-    "recall": BodyType(("recall",), sequenced=True),
+    "recall": BodyType(("recall",), sequenced=True, derived=True),
     "edge": BodyType(("edge",), sequenced=False),  # the daemon's live edge, retained
     "limits": BodyType(("limits",), sequenced=False),  # the pit's, retained
     "status": BodyType(("status",), sequenced=False),  # the table's, retained, its last will
@@ -68,9 +68,10 @@ and reply, the pit's limits)."""
 DERIVED_TOPICS: Final = frozenset(
     topic for kind in BODY_TYPES.values() if kind.derived for topic in kind.topics
 )
-"""The topics of derived views: their bodies are rebuilt, not stored (``alarms`` is not
-one: a coalesced alarm's count and held cards change only there; nor ``shoe``: its phase,
-burn due and cut card are the device's facts, which no other body carries)."""
+"""The topics of derived views, bodies the engine makes from what it published before:
+kept as their place where the facts make them again (``alarms`` is not one: a coalesced
+alarm's count and held cards change only there; nor ``shoe``: its phase, burn due and cut
+card are the device's facts, which no other body carries)."""
 
 TOPIC_TYPES: Final[Mapping[str, frozenset[str]]] = {
     topic: frozenset(name for name, kind in BODY_TYPES.items() if topic in kind.topics)

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from baccarat.floor.bodies import field_problem, json_kind, shown
+from baccarat.rules.pace import pace
 
 CSV_COLUMNS: Final = (
     "table", "shoe", "round", "round_id", "cards", "outcome", "player_total", "banker_total",
@@ -159,7 +160,8 @@ def rounds(
             continue  # a shoe burn, a shoe message, a device alarm outside any round
         key = (table, shoe, number)
         if key not in current:
-            current[key] = RoundHistory(table, shoe, number)
+            # the engine's round id, as its result, void and round bodies carry it
+            current[key] = RoundHistory(table, shoe, number, round_id=f"{shoe}-{number}")
             order.append(key)
         _apply(current[key], body, alarm_rounds)
     for key in order:
@@ -198,6 +200,72 @@ def _apply(
         )
 
 
+PACE_COLUMNS: Final = ("table", "shoe", "rounds", "seconds_per_round", "rounds_per_hour")
+
+
+@dataclass(frozen=True, slots=True)
+class ShoePace:
+    """A shoe's dealer pace (:mod:`baccarat.rules.pace`): rounds ended and how fast."""
+
+    table: str
+    shoe: int
+    rounds: int
+    seconds_per_round: float
+    rounds_per_hour: float
+
+    def row(self) -> dict[str, str]:
+        """The shoe's pace as CSV cells."""
+        return {
+            "table": self.table, "shoe": str(self.shoe), "rounds": str(self.rounds),
+            "seconds_per_round": f"{self.seconds_per_round:.1f}",
+            "rounds_per_hour": f"{self.rounds_per_hour:.1f}",
+        }
+
+    def line(self) -> str:
+        """The shoe's pace on one line for a terminal."""
+        return (
+            f"{self.table} shoe {self.shoe}: {self.rounds} rounds,"
+            f" {self.seconds_per_round:.1f} s a round, {self.rounds_per_hour:.1f} rounds an hour"
+        )
+
+
+def paces(messages: Iterable[tuple[str, dict[str, Any]]]) -> list[ShoePace]:
+    """Each shoe's pace, from its rounds' results and voids (their ``ts``), by table and shoe.
+
+    A round ends at its first result or void; a body without a usable ``ts`` is left out;
+    a shoe with fewer than two round ends has no pace and is not listed.
+    """
+    ends: dict[tuple[str, int], dict[int, float]] = {}
+    for table, body in messages:
+        if unusable(body) is not None or body.get("type") not in ("result", "void"):
+            continue
+        shoe, number, ts = body.get("shoe"), body.get("round"), body.get("ts")
+        if not (isinstance(shoe, int) and isinstance(number, int)):
+            continue
+        if isinstance(ts, int | float) and not isinstance(ts, bool):
+            ends.setdefault((table, shoe), {}).setdefault(number, float(ts))
+    out = []
+    for (table, shoe), by_round in sorted(ends.items()):
+        found = pace(list(by_round.values()))
+        if found is not None:
+            out.append(ShoePace(table, shoe, found.rounds, found.seconds_per_round,
+                                found.rounds_per_hour))
+    return out
+
+
+def pace_csv(shoes: Iterable[ShoePace]) -> str:
+    """The shoes' pace as CSV with a header row."""
+    return _csv(PACE_COLUMNS, (shoe.row() for shoe in shoes))
+
+
+def _csv(columns: tuple[str, ...], rows: Iterable[dict[str, str]]) -> str:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return out.getvalue()
+
+
 def parse_time(text: str) -> float:
     """Unix seconds from ``text``: Unix seconds or an ISO time (UTC unless it says); ValueError."""
     try:
@@ -215,12 +283,7 @@ def parse_time(text: str) -> float:
 
 def to_csv(history: Iterable[RoundHistory]) -> str:
     """The rounds as CSV with a header row."""
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    for rnd in history:
-        writer.writerow(rnd.row())
-    return out.getvalue()
+    return _csv(CSV_COLUMNS, (rnd.row() for rnd in history))
 
 
 def gaps(messages: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, list[tuple[int, int]]]:

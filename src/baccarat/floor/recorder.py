@@ -37,7 +37,7 @@ import collections
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -49,6 +49,8 @@ from paho.mqtt.subscribeoptions import SubscribeOptions
 
 from baccarat.backoff import Backoff
 from baccarat.floor.bodies import CLEARED_TOPICS, IGNORED_TOPICS, Refused, screen, shown
+from baccarat.floor.derived import Arrivals
+from baccarat.floor.shuffle import TOPIC as SURVEILLANCE_TOPIC
 from baccarat.floor.store import (
     AddResult,
     Quarantined,
@@ -69,10 +71,8 @@ BATCH_MAX: Final = 500
 """Messages stored in one transaction at most."""
 GATHER: Final = 0.05
 """Seconds to let a batch gather after its first message (unless BATCH_MAX are waiting):
-one commit, with its fsync, for every message that comes in that time, not one for each.
-At a hundred tables (1,500 messages a second) this and the one wake-up per burst took the
-recorder from 38 % to 28 % of a core (bench/README.md, "The floor"); the cost is at most
-this much more before a message is acknowledged."""
+one commit, with its fsync, for every message that comes in that time, not one for each;
+a message waits at most this much more before it is acknowledged."""
 RETRY_FIRST: Final = 0.5
 RETRY_CAP: Final = 30.0
 """Seconds between attempts to reach a database that is unavailable (the package's one
@@ -139,11 +139,21 @@ class BrokerAddress:
 class Recorder:
     """The floor recorder: broker -> database, acknowledging only what is stored."""
 
-    def __init__(self, broker: BrokerAddress, store: Store, *, prefix: str = "baccarat") -> None:
+    def __init__(
+        self, broker: BrokerAddress, store: Store, *, prefix: str = "baccarat",
+        watch: Callable[[list[Received]], Awaitable[list[tuple[str, bytes]]]] | None = None,
+    ) -> None:
+        """The recorder; ``watch`` says what to publish in its own name after a batch.
+
+        Given what was stored (the shuffle check, :mod:`baccarat.floor.shuffle`).
+        """
         self.broker = broker
         self.store = store
         self.prefix = prefix
+        self.watch = watch
         self.counters = RecorderCounters()
+        self.arrivals = Arrivals()
+        """Each table's derived views, made as its messages come: which to keep as places."""
         self.connected = asyncio.Event()
         self._arrived: collections.deque[Delivery] = collections.deque()
         """Filled by paho's thread, emptied by the event loop (deque ends are thread-safe)."""
@@ -270,7 +280,10 @@ class Recorder:
                 received.append(item)
             elif isinstance(item, Quarantined):
                 quarantine.append(item)
-        await self._add(received, quarantine)
+        await self._add(self.arrivals.mark(received), quarantine)
+        if self.watch is not None:
+            for topic, payload in await self.watch(received):
+                self._client.publish(topic, payload, qos=1)
 
     async def _add(self, received: list[Received], quarantine: list[Quarantined]) -> None:
         """Add them, one by one if the database refuses the lot.
@@ -286,10 +299,11 @@ class Recorder:
                     self._lost(quarantine, exc)
                     return
                 refused = _quarantined(received[0], f"{REFUSED}: {exc}")
+                self.arrivals.lost(received[0])
                 await self._add([], [*quarantine, refused])
                 return
         for message in received:
-            await self._add([message], [])
+            await self._add([self.arrivals.recheck(message)], [])
         if quarantine:
             await self._add([], quarantine)
 
@@ -374,6 +388,8 @@ class Recorder:
         if len(parts) != prefix_parts + 2 or not parts[prefix_parts]:
             return self._bad(delivery, "topic is not {prefix}/{table}/{kind}", "topic")
         table, kind = parts[prefix_parts], parts[prefix_parts + 1]
+        if f"{table}/{kind}" == SURVEILLANCE_TOPIC:
+            return None  # the recorder's own findings: kept by the check itself
         if len(table) > MAX_TABLE:
             return self._bad(delivery, f"table name of {len(table)} characters", "topic")
         if not delivery.payload and kind in CLEARED_TOPICS:

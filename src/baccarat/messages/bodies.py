@@ -47,6 +47,7 @@ AlarmKind = Literal[
     "publish_refused",
     "shoe_deaf",
     "advantage",
+    "shuffle_suspect",
 ]
 SURVEILLANCE_KINDS: frozenset[AlarmKind] = frozenset({"advantage"})
 """Notices for the house's eyes only: the pit and surveillance show them, players' boards

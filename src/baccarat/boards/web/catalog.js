@@ -151,7 +151,8 @@ export const SCHEMAS = {
      "sequence_gap",
      "publish_refused",
      "shoe_deaf",
-     "advantage"
+     "advantage",
+     "shuffle_suspect"
     ],
     "type": "string"
    },
@@ -248,7 +249,8 @@ export const SCHEMAS = {
      "sequence_gap",
      "publish_refused",
      "shoe_deaf",
-     "advantage"
+     "advantage",
+     "shuffle_suspect"
     ],
     "type": "string"
    },
@@ -391,7 +393,8 @@ export const SCHEMAS = {
        "sequence_gap",
        "publish_refused",
        "shoe_deaf",
-       "advantage"
+       "advantage",
+       "shuffle_suspect"
       ],
       "type": "string"
      },
@@ -992,7 +995,8 @@ export const SCHEMAS = {
        "sequence_gap",
        "publish_refused",
        "shoe_deaf",
-       "advantage"
+       "advantage",
+       "shuffle_suspect"
       ],
       "type": "string"
      },

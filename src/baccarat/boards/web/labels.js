@@ -107,6 +107,7 @@ export const ALARM_KINDS = {
   publish_refused: ["Broker refuses messages", "代理伺服器拒收訊息", "代理服务器拒收消息"],
   shoe_deaf: ["Shoe does not hear the controller", "牌靴收不到控制器訊號", "牌靴收不到控制器信号"],
   advantage: ["Bet favours the player", "投注對玩家有利", "投注对玩家有利"],
+  shuffle_suspect: ["Shoe repeats an earlier shoe's order", "牌序重複先前牌靴", "牌序重复先前牌靴"],
 };
 
 // The corrections an alarm allows (messages/bodies.py Correction): what the pit's button

@@ -32,6 +32,7 @@ ARTICLE: Final[dict[AlarmKind, str]] = {
     "publish_refused": "device",
     "shoe_deaf": "device",
     "advantage": "17, 18",
+    "shuffle_suspect": "2.1",
 }
 """The article of the rules (or ``device``) that each kind of alarm cites."""
 
@@ -211,6 +212,25 @@ def advantage(bet: str, player_edge: float, threshold: float, cards_out: int) ->
         f"{bet.replace('_', ' ')}: player edge {player_edge:+.2%} per unit staked on the "
         f"cards left after {cards_out} out, at or above the table's {threshold:+.2%}: "
         "watch large bets on it"
+    )
+
+
+def shuffle_suspect(
+    table: str, shoe: int, earlier: tuple[int, int], now: tuple[int, int], *, cards: int,
+    gap: str,
+) -> str:
+    """This shoe's cards repeat a run of an earlier shoe's, in order (a notice)."""
+    kind, _, where = gap.partition(":")
+    with_gap = {
+        "extra": f", but for card {where} of this shoe",
+        "missing": f", but for card {where} of that shoe, missing here",
+        "different": f", but for card {where}, not that shoe's in its place",
+    }.get(kind, "")
+    return (
+        f"cards {now[0]}-{now[1]} of this shoe repeat cards {earlier[0]}-{earlier[1]} of "
+        f"table {table}'s shoe {shoe} in the same order ({cards} cards alike{with_gap}): "
+        "far beyond chance for a shuffled shoe (a false shuffle, or cards carried over); "
+        "surveillance checks it, play goes on"
     )
 
 

@@ -48,10 +48,11 @@ from baccarat.controller.engine.inputs import (
     NewShoe,
     OpenRound,
     Reveal,
+    ShuffleSuspect,
     VoidRound,
 )
 from baccarat.controller.engine.roads import Roads
-from baccarat.controller.engine.state import Alarm, Round, Shoe, WithheldCard
+from baccarat.controller.engine.state import RECALL_ROUNDS, Alarm, Round, Shoe, WithheldCard
 from baccarat.errors import BaccaratError
 from baccarat.messages.bodies import (
     AlarmClearedMessage,
@@ -65,7 +66,6 @@ from baccarat.messages.bodies import (
     RecalledRound,
     RecallMessage,
     ResultMessage,
-    RoundMessage,
     SettledAlarm,
     ShoeMessage,
     VoidMessage,
@@ -73,9 +73,6 @@ from baccarat.messages.bodies import (
 from baccarat.rules.edge import Bet
 from baccarat.rules.profiles import Profile
 from baccarat.rules.tableau import Position, Winner
-
-RECALL_ROUNDS = 10
-"""Rounds kept for game recall."""
 
 
 class Outcome(NamedTuple):
@@ -254,6 +251,8 @@ class Engine:
                 self._on_device(inp)
             case Advantage():
                 self._on_advantage(inp)
+            case ShuffleSuspect():
+                self._on_shuffle_suspect(inp)
             case _:
                 raise TypeError(f"not an engine input: {inp!r}")
 
@@ -335,25 +334,8 @@ class Engine:
     def _emit_round(self, rnd: Round) -> None:
         """The round's state as it stands: the retained ``round`` a late board starts from."""
         self._round_changed = None
-        status: Literal["open", "complete", "void"] = (
-            "void" if rnd.void else "complete" if rnd.published else "open"
-        )
-        hidden = bool(rnd.withheld) or rnd.closed  # a squeeze table shows nothing before reveal
-        self._emit(
-            RoundMessage(
-                seq=self._next_seq(),
-                ts=self._ts,
-                shoe=self.shoe.number if self.shoe else 0,
-                round=rnd.number,
-                round_id=rnd.round_id,
-                status=status,
-                demo=rnd.demo,
-                next=None if hidden else rnd.next_card,
-                cards=list(rnd.shown),
-                player_total=rnd.shown_totals[0],
-                banker_total=rnd.shown_totals[1],
-            )
-        )
+        shoe = self.shoe.number if self.shoe else 0
+        self._emit(rnd.message(shoe, self._next_seq(), self._ts))
 
     def _raise(
         self,
@@ -665,18 +647,7 @@ class Engine:
         rnd = Round(number, demo, f"{shoe.number}-{number}", self.profile.burn_per_round)
         self.round = rnd
         shoe.phase = "in_round"
-        self._emit(
-            RoundMessage(
-                seq=self._next_seq(),
-                ts=self._ts,
-                shoe=shoe.number,
-                round=number,
-                round_id=rnd.round_id,
-                status="open",
-                demo=demo,
-                next=rnd.next_card,
-            )
-        )
+        self._emit(rnd.message(shoe.number, self._next_seq(), self._ts))
         return rnd
 
     def _maybe_publish(self, shoe: Shoe, rnd: Round) -> None:
@@ -737,7 +708,7 @@ class Engine:
         self._emit_recall(shoe, rnd)
 
     def _emit_recall(self, shoe: Shoe, rnd: Round) -> None:
-        recalled = self._recalled(shoe, rnd)
+        recalled = rnd.recalled(shoe.number)
         if rnd.void and self.recall and self.recall[-1].round_id == rnd.round_id:
             self.recall.pop()  # a shown round voided afterwards: replace its entry
         self.recall.append(recalled)
@@ -747,28 +718,11 @@ class Engine:
         """A round already in the recall had an alarm settled since: show it there too."""
         for index, entry in enumerate(self.recall):
             if entry.round_id == rnd.round_id and self.shoe is not None:
-                self.recall[index] = self._recalled(self.shoe, rnd)
+                self.recall[index] = rnd.recalled(self.shoe.number)
                 self._emit(
                     RecallMessage(seq=self._next_seq(), ts=self._ts, rounds=list(self.recall))
                 )
                 return
-
-    @staticmethod
-    def _recalled(shoe: Shoe, rnd: Round) -> RecalledRound:
-        return RecalledRound(
-            shoe=shoe.number,
-            round=rnd.number,
-            round_id=rnd.round_id,
-            status="void" if rnd.void else "result",
-            winner=None if rnd.void else rnd.winner,
-            player_total=rnd.player_total,
-            banker_total=rnd.banker_total,
-            demo=rnd.demo,
-            cards=list(rnd.dealt),
-            exposed=list(rnd.exposed),
-            settled=list(rnd.settled),
-            voided_by=rnd.voided_by,
-        )
 
     def _check_last_round(self, shoe: Shoe, rnd: Round) -> None:
         if shoe.last_round_no is None:
@@ -1234,6 +1188,13 @@ class Engine:
         rnd = self.round if self.round is not None and self.round.number == inp.round else None
         text = alarms.advantage(inp.bet, inp.player_edge, inp.threshold, inp.cards_out)
         self._advantages[inp.bet] = self._raise("advantage", text, [], owner=rnd)
+    def _on_shuffle_suspect(self, inp: ShuffleSuspect) -> None:
+        """The daemon's shuffle check found a repeat (decided outside: a notice as it says)."""
+        text = alarms.shuffle_suspect(
+            inp.table, inp.shoe, (inp.earlier_first, inp.earlier_last), (inp.first, inp.last),
+            cards=inp.cards, gap=inp.gap,
+        )
+        self._raise("shuffle_suspect", text, [])
 
     @property
     def publish_refused(self) -> bool:

@@ -223,6 +223,44 @@ class Advantage(Input):
         )
 
 
+SHUFFLE_GAP = re.compile(r"none|(extra|missing|different):[1-9][0-9]{0,3}")
+"""A repeat's gap as the notation writes it: ``none``, ``extra:45`` (card 45 of this shoe
+is not in the earlier one), ``missing:125`` (card 125 of the earlier shoe is not here),
+``different:45`` (card 45 of this shoe is not the earlier one's in its place)."""
+_SPAN = re.compile(r"([1-9][0-9]{0,3})-([1-9][0-9]{0,3})")
+_TABLE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+
+@dataclass(frozen=True, slots=True)
+class ShuffleSuspect(Input):
+    """This shoe's cards repeat, in order, a run of an earlier shoe's (a false shuffle?).
+
+    Found by the daemon's shuffle check (:mod:`baccarat.rules.shuffle_match`) against the
+    earlier shoes that the journal's older files hold: outside the engine's inputs, so it
+    enters the engine as an input of its own, recorded before its notice is published,
+    and a replay gives the notice again from it. Cards ``first``-``last`` of this shoe
+    repeat ``earlier_first``-``earlier_last`` of ``table``'s shoe ``shoe`` (positions in
+    the order the cards came out, burns included), ``cards`` of them alike, with ``gap``.
+    """
+
+    table: str
+    shoe: int
+    earlier_first: int
+    earlier_last: int
+    first: int
+    last: int
+    cards: int
+    gap: str = "none"
+
+    def to_text(self) -> str:
+        """The replay notation of this input."""
+        return (
+            f"shuffle_suspect table={self.table} shoe={self.shoe}"
+            f" earlier={self.earlier_first}-{self.earlier_last} now={self.first}-{self.last}"
+            f" cards={self.cards} gap={self.gap}"
+        )
+
+
 DeviceReportKind = Literal[
     "link_down", "link_up", "fault", "bad_data", "journal", "restart", "clock", "sequence_gap",
     "publish_refused", "publish_accepted", "shoe_deaf", "shoe_hears", "hello",
@@ -343,6 +381,8 @@ def parse_input(line: str, ts: float | None = None) -> Input:
         return _device_report(args, ts)
     if head == "advantage":
         return _advantage(args, ts)
+    if head == "shuffle_suspect":
+        return _shuffle_suspect(args, ts)
     if head == "unreadable":
         _no_args(head, args)
         return DrawCard(card=None, ts=ts)
@@ -421,3 +461,27 @@ def _count(name: str, text: str) -> int:
     if not text.isdigit() or not text.isascii():
         raise InputError(f"advantage {name}: a whole number, not {text!r}")
     return int(text)
+
+
+def _shuffle_suspect(args: list[str], ts: float | None) -> ShuffleSuspect:
+    """``table=T1 shoe=3 earlier=120-129 now=40-49 cards=10 gap=none``, in that order."""
+    names = ["table", "shoe", "earlier", "now", "cards", "gap"]
+    pairs = [arg.partition("=") for arg in args]
+    if [name for name, _, _ in pairs] != names:
+        raise InputError("shuffle_suspect takes " + " ".join(f"{n}=..." for n in names))
+    table, shoe, earlier, now, cards, gap = (value for _, _, value in pairs)
+    spans = [_SPAN.fullmatch(earlier), _SPAN.fullmatch(now)]
+    if not _TABLE.fullmatch(table) or not (shoe.isdigit() and cards.isdigit()):
+        raise InputError(f"shuffle_suspect: bad table {table!r}, shoe {shoe!r} or cards {cards!r}")
+    if spans[0] is None or spans[1] is None or not SHUFFLE_GAP.fullmatch(gap):
+        raise InputError(
+            f"shuffle_suspect: spans are FIRST-LAST and gap none, extra:N, missing:N or"
+            " different:N,"
+            f" not {earlier!r}, {now!r}, {gap!r}"
+        )
+    return ShuffleSuspect(
+        table=table, shoe=int(shoe),
+        earlier_first=int(spans[0][1]), earlier_last=int(spans[0][2]),
+        first=int(spans[1][1]), last=int(spans[1][2]),
+        cards=int(cards), gap=gap, ts=ts,
+    )

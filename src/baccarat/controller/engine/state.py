@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Final, Literal
 
 from baccarat.cards import Card
 from baccarat.messages.bodies import (
@@ -12,11 +12,16 @@ from baccarat.messages.bodies import (
     Correction,
     DealtCard,
     HandResult,
+    RecalledRound,
+    RoundMessage,
     SettledAlarm,
     ShoePhase,
 )
 from baccarat.rules import tableau
 from baccarat.rules.tableau import Position, Winner
+
+RECALL_ROUNDS: Final = 10
+"""Rounds kept for game recall."""
 
 
 @dataclass(slots=True)
@@ -161,6 +166,46 @@ class Round:
         if self.due is None:
             self.winner = tableau.winner(self.player_total, self.banker_total)
         return position
+
+    def message(self, shoe: int, seq: int, ts: float | None) -> RoundMessage:
+        """The round's state as it stands, as the ``round`` topic carries it.
+
+        Nothing is due on a squeeze table before its reveal, nor in a closed round.
+        """
+        status: Literal["open", "complete", "void"] = (
+            "void" if self.void else "complete" if self.published else "open"
+        )
+        hidden = bool(self.withheld) or self.closed
+        return RoundMessage(
+            seq=seq,
+            ts=ts,
+            shoe=shoe,
+            round=self.number,
+            round_id=self.round_id,
+            status=status,
+            demo=self.demo,
+            next=None if hidden else self.next_card,
+            cards=list(self.shown),
+            player_total=self.shown_totals[0],
+            banker_total=self.shown_totals[1],
+        )
+
+    def recalled(self, shoe: int) -> RecalledRound:
+        """The finished round as game recall shows it."""
+        return RecalledRound(
+            shoe=shoe,
+            round=self.number,
+            round_id=self.round_id,
+            status="void" if self.void else "result",
+            winner=None if self.void else self.winner,
+            player_total=self.player_total,
+            banker_total=self.banker_total,
+            demo=self.demo,
+            cards=list(self.dealt),
+            exposed=list(self.exposed),
+            settled=list(self.settled),
+            voided_by=self.voided_by,
+        )
 
     def player_hand(self) -> HandResult:
         """Player's hand as the result shows it."""

@@ -1,0 +1,261 @@
+"""Writing the store: a transaction per batch, repeats told from conflicts, latest views paced.
+
+:class:`SqlStore` is what SQLite and PostgreSQL share (:mod:`baccarat.floor.store` has the
+two); the reads are :class:`baccarat.floor.queries.SqlReads`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any, Final
+
+from baccarat.floor.queries import SqlReads
+from baccarat.floor.records import (
+    AddResult,
+    Quarantined,
+    Received,
+    StoreError,
+    StoreRefusedError,
+    StoreUnavailableError,
+)
+from baccarat.floor.schema import (
+    INSERT_DERIVED,
+    INSERT_MESSAGE,
+    INSERT_QUARANTINE,
+    INSERT_VIEW,
+    SCHEMA,
+    UPSERT_LATEST,
+    UPSERT_STATUS,
+    derived_row,
+    is_derived,
+    is_view,
+    kind,
+    latest_rows,
+    message_row,
+    view_row,
+)
+
+log = logging.getLogger(__name__)
+
+LATEST_EVERY: Final = 10.0
+"""Seconds between two writes of one table's latest derived view of a topic. A 20 kB roads
+body rewritten in place at every result slowed the recorder (bench/README.md, "Facts, not
+copies"); the views in between are made again from the facts, and the newest is written at
+most this much later (and at close)."""
+
+class _RepeatedError(Exception):
+    """A batch held messages stored before: it is stored again one by one."""
+
+
+
+class SqlStore(SqlReads):
+    """The SQL both databases share; ``mark`` is the driver's parameter placeholder."""
+
+    blob = "BLOB"
+    without_rowid = " WITHOUT ROWID"
+    """SQLite keeps a table with no rowid in its primary key's b-tree: one copy, not two."""
+    refusals: tuple[type[BaseException], ...] = (ValueError, TypeError, OverflowError)
+    """Errors that mean the database refused a value (with the connection still good)."""
+
+    def __init__(self, connection: Any) -> None:
+        self._db = connection
+        self._latest_pending: dict[tuple[str, str], tuple[Any, ...]] = {}
+        self._latest_written: dict[tuple[str, str], float] = {}
+
+    def _create(self) -> None:
+        with self._transaction() as cursor:
+            for statement in SCHEMA:
+                typed = statement.replace("BLOB", self.blob)
+                cursor.execute(typed.replace(" WITHOUT ROWID", self.without_rowid))
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[Any]:
+        cursor = self._db.cursor()
+        try:
+            yield cursor
+            self._db.commit()
+        except BaseException:
+            with contextlib.suppress(Exception):  # a lost connection cannot roll back
+                self._db.rollback()
+            raise
+        finally:
+            with contextlib.suppress(Exception):
+                cursor.close()
+
+    def _alive(self) -> bool:
+        """Is the connection still good (so an error was the data's, not the link's)?"""
+        return True
+
+    def read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """The rows of one query (``?`` placeholders) of a module's own (floor/shuffle_store)."""
+        try:
+            return self._read(sql, params)
+        except Exception as exc:
+            raise self._failure(exc) from exc
+
+    def write(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        """One statement for each row, in one transaction; StoreError if it fails."""
+        try:
+            with self._transaction() as cursor:
+                for row in rows:
+                    cursor.execute(self._q(sql), list(row))
+        except Exception as exc:
+            raise self._failure(exc) from exc
+
+    def _failure(self, exc: Exception) -> StoreError:
+        """The StoreError an error of the driver's is: refused data, or no database now."""
+        text = f"{type(exc).__name__}: {exc}".strip()
+        if isinstance(exc, self.refusals) and self._alive():
+            return StoreRefusedError(text)
+        return StoreUnavailableError(text)
+
+    def add(
+        self, batch: Sequence[Received], quarantine: Sequence[Quarantined] = ()
+    ) -> AddResult:
+        """Store a batch and quarantine rows in one transaction; durable when this returns.
+
+        The usual batch is all new: it goes in with one ``executemany`` per statement (on
+        PostgreSQL, psycopg pipelines it: one round trip, not one per message). If fewer rows
+        went in than were sent, some were stored before (a repeat after a reconnection, or a
+        conflict): that transaction is rolled back and the batch stored one message at a
+        time, each repeat told from a conflict by its body. Raises :class:`StoreUnavailableError`
+        or :class:`StoreRefusedError`, never the driver's own errors.
+        """
+        try:
+            return self._add(batch, quarantine)
+        except Exception as exc:
+            raise self._failure(exc) from exc
+
+    def _add(self, batch: Sequence[Received], quarantine: Sequence[Quarantined]) -> AddResult:
+        places = [m for m in batch if is_derived(m)]
+        wholes = [m for m in batch if is_view(m) and not is_derived(m)]
+        facts = [m for m in batch if m.seq is not None and not is_view(m)]
+        statuses = [m for m in batch if m.seq is None and m.topic.endswith("/status")]
+        try:
+            with self._transaction() as cursor:
+                for statement, rows in (
+                    (INSERT_MESSAGE, [message_row(m) for m in facts]),
+                    (INSERT_VIEW, [view_row(m) for m in wholes]),
+                    (INSERT_DERIVED, [derived_row(m) for m in places]),
+                ):
+                    if rows:
+                        cursor.executemany(self._q(statement), rows)
+                        if cursor.rowcount != len(rows):
+                            raise _RepeatedError  # noqa: TRY301 - rolls the transaction back
+                due = self._due_latest(latest_rows([*wholes, *places]))
+                if due:
+                    cursor.executemany(self._q(UPSERT_LATEST), due)
+                if statuses:
+                    cursor.executemany(
+                        self._q(UPSERT_STATUS),
+                        [(m.table, m.received, m.payload) for m in statuses],
+                    )
+                self._quarantine(cursor, quarantine)
+        except _RepeatedError:
+            result = AddResult(quarantined=len(quarantine))
+            with self._transaction() as cursor:
+                for message in batch:
+                    self._add_one(cursor, message, result)
+                self._quarantine(cursor, quarantine)
+            return result
+        return AddResult(
+            stored=len(facts) + len(wholes) + len(places), statuses=len(statuses),
+            quarantined=len(quarantine),
+        )
+
+    def _quarantine(self, cursor: Any, quarantine: Sequence[Quarantined]) -> None:
+        if quarantine:
+            cursor.executemany(self._q(INSERT_QUARANTINE), [q.row() for q in quarantine])
+
+    def reconnect(self) -> None:
+        """Open the database again (after :class:`StoreUnavailableError`); StoreError if not."""
+        with contextlib.suppress(Exception):
+            self._db.close()
+        self._db = self._connect()
+
+    def _connect(self) -> Any:
+        raise NotImplementedError
+
+    def _add_one(self, cursor: Any, message: Received, result: AddResult) -> None:
+        """One message alone: new, a repeat, or a conflict (same seq, another body)."""
+        seq = message.seq
+        if seq is None:
+            if message.topic.endswith("/status"):
+                cursor.execute(
+                    self._q(UPSERT_STATUS), (message.table, message.received, message.payload)
+                )
+                result.statuses += 1
+            return
+        if is_derived(message):
+            cursor.execute(self._q(INSERT_DERIVED), derived_row(message))
+        elif is_view(message):
+            cursor.execute(self._q(INSERT_VIEW), view_row(message))
+        else:
+            cursor.execute(self._q(INSERT_MESSAGE), message_row(message))
+        if cursor.rowcount == 1:
+            if is_view(message):
+                due = self._due_latest(latest_rows([message]))
+                if due:
+                    cursor.executemany(self._q(UPSERT_LATEST), due)
+            result.stored += 1
+            return
+        if self._kept_before(cursor, message):
+            result.duplicates += 1
+            return
+        cursor.execute(
+            self._q(
+                "INSERT INTO conflicts (tbl, seq, topic, received, body) VALUES (?, ?, ?, ?, ?)"
+            ),
+            (message.table, seq, message.topic, message.received, message.payload),
+        )
+        result.conflicts += 1
+
+    def _kept_before(self, cursor: Any, message: Received) -> bool:
+        """Is what the store holds at this message's seq this message (whole, or its place)?
+
+        A place is the same message when its topic is: its body is the view of that seq.
+        """
+        key = (message.table, message.seq)
+        cursor.execute(self._q("SELECT body FROM messages WHERE tbl = ? AND seq = ?"), key)
+        row = cursor.fetchone()
+        if row is not None:
+            return bool(json.loads(row[0]) == message.body)
+        cursor.execute(self._q("SELECT topic FROM derived WHERE tbl = ? AND seq = ?"), key)
+        row = cursor.fetchone()
+        return row is not None and row[0] == kind(message.topic) and is_view(message)
+
+    def _due_latest(self, rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+        """Of these ``latest`` rows and those held back, the ones to write now.
+
+        One per table and topic, at most every :data:`LATEST_EVERY` seconds; the others
+        wait (the newest of each), for a later batch or :meth:`close`.
+        """
+        now = time.monotonic()
+        for row in rows:
+            key = (row[0], row[1])
+            held = self._latest_pending.get(key)
+            if held is None or row[2] > held[2]:
+                self._latest_pending[key] = row
+        due = [
+            key for key in self._latest_pending
+            if now - self._latest_written.get(key, -LATEST_EVERY) >= LATEST_EVERY
+        ]
+        for key in due:
+            self._latest_written[key] = now
+        return [self._latest_pending.pop(key) for key in due]
+
+    def close(self) -> None:
+        """Write the latest views held back, then close the connection."""
+        held = list(self._latest_pending.values())
+        self._latest_pending.clear()
+        if held:
+            try:
+                with self._transaction() as cursor:
+                    cursor.executemany(self._q(UPSERT_LATEST), held)
+            except Exception:
+                log.warning("the latest derived views could not be written at close")
+        self._db.close()

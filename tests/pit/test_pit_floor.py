@@ -11,10 +11,11 @@ winner in round 2: its alarm appears in the queue, a wrong declaration sent from
 is refused and the refusal stays beside the alarm (past more replies than the old list
 kept), and the right one, sent from the queue, settles it.
 
-At 1920x1080, 1024x768 and 1080x1920 nothing sticks out sideways; at 1920x1080 (and
-1080x1920) every tile is inside the viewport. With ``PIT_DOCS_SCREENSHOTS=1``
-(``scripts/pit-screenshots``) the floor, the queue and a table's view are drawn into
-``docs/``.
+At 1920x1080, 1024x768 and 1080x1920 nothing sticks out sideways, every tile is inside
+the viewport and neither the page nor the floor scrolls (at 1024x768 again once every tile
+shows its results). With ``PIT_DOCS_SCREENSHOTS=1``
+(``scripts/pit-screenshots``) the floor (at 1920x1080 and 1024x768), the queue and a
+table's view are drawn into ``docs/``.
 """
 
 from __future__ import annotations
@@ -190,6 +191,17 @@ async def page_scrolls(page: Page) -> list[str]:
     return found
 
 
+async def cut_in_tiles(page: Page) -> list[str]:
+    """Tiles whose name, or whose shown results, do not fit the tile's line."""
+    found: list[str] = await page.evaluate("""
+      [...document.querySelectorAll('.tile')].flatMap((t) =>
+        [...t.querySelectorAll('.tile-head, .tile-results')]
+          .filter((e) => e.scrollWidth > e.clientWidth + 1)
+          .map((e) => `${t.dataset.table} ${e.className}: ${e.scrollWidth} in ${e.clientWidth}`))
+      .slice(0, 10)""")
+    return found
+
+
 async def click(page: Page, selector: str) -> None:
     found = f"document.querySelector({json.dumps(selector)})"
     await page.wait_for(f"!!{found} && !{found}.disabled", limit=WAIT)
@@ -239,6 +251,14 @@ async def test_a_floor_of_100_tables(floor_broker: Mosquitto, tmp_path: Path) ->
         await asyncio.sleep(0.3)
         assert await tiles_outside(page, 1920, 1080) == []
         await shot(page, "pit-floor.png")
+        small = pages[1024, 768]  # with the results in, its tiles still fit, in three lines
+        await small.wait_for("document.querySelector('.tile[data-table=T099] .tile-results')"
+                             ".children.length === 8", limit=WAIT)
+        await asyncio.sleep(0.3)
+        assert await tiles_outside(small, 1024, 768) == []
+        assert await page_scrolls(small) == []
+        assert await cut_in_tiles(small) == []
+        await shot(small, "pit-floor-1024x768.png")
 
         # The tiles: by area, the one that holds play stands out, the notice is not open.
         labels = await page.evaluate(

@@ -32,19 +32,21 @@ from baccarat.messages.bodies import AlarmsMessage, RoundMessage, ShoePhase
 from baccarat.pit.server import PitServer
 from boards.chromium_cdp import Chromium, Page
 from boards.web_pages import in_chromium
+from pit.test_pit_edge import bodies as edge_bodies
 from pit.test_pit_floor import alarm, result_body, shoe_body
 from support.mosquitto import Mosquitto, MosquittoFactory
 
 ROOT = Path(__file__).resolve().parents[2]
 WEB = ROOT / "src" / "baccarat" / "pit" / "web"
+ARTIFACTS = ROOT / "artifacts" / "pit"
 WORDS_SHOWN = (Path(__file__).parent / "words_shown.js").read_text(encoding="utf-8")
 PREFIX = "baccarat"
 OPERATORS = {"zh-Hant": "pit-ana", "zh-Hans": "pit-bo"}
 """One account a page: the broker takes a client id's connection from the one before."""
 WAIT = 30.0
-AREAS = [("Pit A", ["T1", "T2"]), ("High limit", ["T3"])]  # T4 is under "Other"
-DATA = ["T1", "T2", "T3", "T4", *OPERATORS.values(), "Pit A", "High limit", "HKD", "CSV", "UTC",
-        "EN", "ws://", "/mqtt"]
+AREAS = [("Pit A", ["T1", "T2"]), ("High limit", ["T3"])]  # T4 and T5 are under "Other"
+DATA = ["T1", "T2", "T3", "T4", "T5", *OPERATORS.values(), "Pit A", "High limit", "HKD", "CSV",
+        "UTC", "EN", "ws://", "/mqtt"]
 """What the page shows that is data, not its words: table names, the operator, the areas,
 currency, the CSV format, UTC, the language button's EN (the board's own), the broker URL."""
 REFUSAL = "round 12 has open alarm #5 extra_card: settle it first"
@@ -139,8 +141,16 @@ async def controller(broker: Mosquitto) -> AsyncIterator[list[str]]:
 
 
 async def publish_tables(broker: Mosquitto) -> None:
-    """T1 with two open alarms (one holding 3 cards), T2 offline, T3 and T4 with results."""
+    """The floor: T1 with two open alarms (one holding 3 cards) and its live edge.
+
+    T2 is offline, T3 and T4 have results, T4 a one-off notice; T5 is there for the
+    advantage notice that publish_notice() sends once the page looks.
+    """
+    edge = edge_bodies()
     async with broker.client() as client:
+        await client.publish(f"{PREFIX}/T5/status", status_payload("online", "T5"), qos=1,
+                             retain=True)
+        await client.publish(f"{PREFIX}/T1/edge", edge["edge"], qos=1, retain=True)
         for number, table in enumerate(("T1", "T2", "T3", "T4"), start=1):
             base = f"{PREFIX}/{table}"
             state = "offline" if table == "T2" else "online"
@@ -163,6 +173,12 @@ async def publish_tables(broker: Mosquitto) -> None:
                 await client.publish(f"{base}/alarm", refused.to_bytes(), qos=1)
 
 
+async def publish_notice(broker: Mosquitto) -> None:
+    """T5's advantage notice (not retained: the alarms are, and they hold no notice)."""
+    async with broker.client() as client:
+        await client.publish(f"{PREFIX}/T5/alarm", edge_bodies()["notice"], qos=1)
+
+
 async def results(broker: Mosquitto) -> None:
     async with broker.client() as client:
         for table in ("T1", "T3", "T4"):
@@ -182,6 +198,9 @@ class Walk:
     async def look(self, step: str) -> None:
         await self.page.evaluate("new Promise((done) => requestAnimationFrame(() => done(1)))")
         seen: dict[str, Any] = await self.page.evaluate(f"({WORDS_SHOWN})({json.dumps(DATA)})")
+        lang = await self.page.evaluate("document.body.dataset.lang")
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        await self.page.screenshot(ARTIFACTS / f"pit-{lang}-{step.replace(' ', '-')}.png")
         self.text += seen["text"]
         if seen["english"]:
             self.english[step] = seen["english"]
@@ -205,8 +224,10 @@ async def walk_through(page: Page, operator: str, commands: list[str], broker: M
     await walk.look("login error")
     await page.evaluate(f"document.getElementById('username').value = '{operator}'; true")
     await walk.click("#login-button")
-    await walk.until("document.body.dataset.tables === '4' && document.body.dataset.queue === '2'")
+    await walk.until("document.body.dataset.tables === '5'")
     await results(broker)  # live (not retained): the floor is open by then
+    await publish_notice(broker)
+    await walk.until("document.body.dataset.queue === '3'")
     await walk.until("document.body.dataset.mayCommand === 'yes'")
     await walk.until("document.querySelector('.tile[data-table=T3]').dataset.results.length === 4")
     await walk.look("floor")
@@ -215,6 +236,7 @@ async def walk_through(page: Page, operator: str, commands: list[str], broker: M
     await walk.look("queue with a refusal")
     await walk.click(".tile[data-table=T1]")
     await walk.until("!!document.querySelector('.table-card[data-table=T1] .alarm')")
+    await walk.until("document.querySelector('[data-fact=edge] dd').textContent !== '–'")
     await walk.click("[data-action=bulk]")
     await walk.until("!!document.querySelector('.reply[data-ok=ok]')")
     await page.evaluate(

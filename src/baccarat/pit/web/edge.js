@@ -8,9 +8,11 @@
 // notices come on `alarm`, which the floor reads: they go to the queue while they stand.
 
 import { check } from "./board/accept.js";
+import { PIT } from "./pit_labels.js";
+import { say } from "./words.js";
 
-/** The bets a table's view shows the edge of, and their captions. */
-export const EDGE_BETS = [["tie", "Tie"], ["player_pair", "P pair"], ["banker_pair", "B pair"]];
+/** The bets a table's view shows the edge of, and their captions (a label's three texts). */
+export const EDGE_BETS = [["tie", PIT.edge_tie], ["player_pair", PIT.edge_player_pair], ["banker_pair", PIT.edge_banker_pair]];
 
 /**
  * The edges by table after one body on a table's `edge` topic: a body that fails the
@@ -34,12 +36,12 @@ export function percent(playerEdge) {
   return `${playerEdge > 0 ? "+" : ""}${text} %`;
 }
 
-/** One line for the table's view: "Tie -14.36 % · P pair +0.52 % ▲ · ...", or "–". */
-export function edgeText(body) {
+/** One line for the table's view in `lang`: "Tie -14.36 % · P pair +0.52 % ▲ · ...", or "–". */
+export function edgeText(body, lang = "en") {
   if (!body) return "–";
   const over = Array.isArray(body.over) ? body.over : [];
   return EDGE_BETS.map(([bet, caption]) =>
-    `${caption} ${percent(-body[bet].edge)}${over.includes(bet) ? " ▲" : ""}`).join(" · ");
+    `${say(caption, lang)} ${percent(-body[bet].edge)}${over.includes(bet) ? " ▲" : ""}`).join(" · ");
 }
 
 /** The table's advantage notices that stand (raised, not yet gone back): for the queue. */

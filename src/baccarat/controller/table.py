@@ -84,6 +84,10 @@ DRAIN_TIMEOUT: Final = 3.0
 FAULT_REPORT_TIMEOUT: Final = 10.0
 """Seconds, after a journal fault, to reach the broker and hand it the fault, at most."""
 
+DROPS_REPORTED_EVERY: Final = 100_000
+"""Messages dropped by a full outbox between two ``outbox_full`` alarms (the first drop
+raises one)."""
+
 
 class Table:
     """The wiring of one table: journal, engine, outbox, publisher, device."""
@@ -98,7 +102,8 @@ class Table:
             table=config.table,
         )
         self.device: DeviceSource | None = None
-        self.outbox = Outbox()
+        self.outbox = Outbox(config.broker.outbox_limit)
+        self._drops_reported = 0  # the outbox's drops an outbox_full alarm has named
         self.publisher = Publisher(
             config.broker,
             topic_base=f"{config.topic_prefix}/{config.table}",
@@ -289,7 +294,28 @@ class Table:
         finding = self.shuffle.observe(inp, self.engine)
         if finding is not None:  # the shuffle check's notice, journaled as an input
             self.handle(finding)
+        self._report_drops()
         return outcome
+
+    def _report_drops(self) -> None:
+        """Journal an ``outbox_full`` alarm when a full outbox has dropped messages.
+
+        At the first drop and every :data:`DROPS_REPORTED_EVERY` after; it is queued with the
+        newest messages, which the broker gets once it is back.
+        """
+        dropped = self.outbox.dropped
+        if dropped == self._drops_reported or (
+            self._drops_reported and dropped < self._drops_reported + DROPS_REPORTED_EVERY
+        ):
+            return
+        self._drops_reported = dropped
+        oldest = next((m.seq for m in self.outbox if m.seq is not None), None)
+        self.handle(DeviceReport("outbox_full", (
+            f"the broker has been away so long that the outbox is full "
+            f"({len(self.outbox)} messages): {dropped} of the oldest dropped so far, "
+            f"the oldest still kept is seq {oldest}; the dropped ones remain in the journal "
+            "(baccarat journal show --messages)"
+        ), ts=self.now()))
 
     def _tell_device_alarms(self) -> None:
         """Tell the device the alarms that wait for a person (a framed shoe stops the dealer).

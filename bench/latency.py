@@ -8,10 +8,13 @@ turns over the same cards. Also printed: the daemon's resident memory after a fu
 and its CPU use while idle.
 
     python bench/latency.py [--cards 1000] [--gap 0.004] [--journal DIR]
+    python bench/latency.py --profile macau --cards 400 [--no-edge]   # the live edge's cost
 
 The cards go at ``--gap`` seconds apart, so that each is measured alone, not queued
 behind the previous one. The daemon runs the ``csm`` profile (an automatic shuffler:
-no burn, no cut card, no end of shoe), so any number of cards is a valid deal. The
+no burn, no cut card, no end of shoe), so any number of cards is a valid deal; a shoe's
+profile (``--profile macau``: 416 cards) also has the live edge computed after every card
+in the daemon's worker thread, which ``--no-edge`` turns off. The
 journal's fdatasync costs what the disk under ``--journal`` makes it cost (the output
 names its file system; on tmpfs it costs nothing). The targets printed are the ones of
 issue 14: daemon p50 within 2.5x and p99 within 3.5x of the bare relay.
@@ -167,14 +170,17 @@ def filesystem(folder: Path) -> str:
     return kind
 
 
-def start_daemon(folder: Path, port: int, device: str, journal: Path) -> subprocess.Popen[bytes]:
-    """``baccarat run`` on the pty, csm profile, journal with fdatasync."""
+def start_daemon(
+    folder: Path, port: int, device: str, journal: Path, *, profile: str, edge: bool
+) -> subprocess.Popen[bytes]:
+    """``baccarat run`` on the pty, journal with fdatasync, the live edge on or off."""
     config = folder / "table.toml"
     config.write_text(
-        f'table = "BENCH"\nprofile = "csm"\n'
+        f'table = "BENCH"\nprofile = "{profile}"\n'
         f'[device]\nkind = "serial"\npath = "{device}"\nprotocol = "line"\n'
         f'[broker]\nhost = "127.0.0.1"\nport = {port}\n'
         f'[journal]\nfolder = "{journal}"\nfsync = true\n'
+        f'[edge]\nenabled = {str(edge).lower()}\n'
     )
     return subprocess.Popen(
         [
@@ -206,6 +212,12 @@ def main() -> None:
     parser.add_argument("--cards", type=int, default=1000)
     parser.add_argument("--gap", type=float, default=0.004, help="seconds between cards")
     parser.add_argument("--journal", type=Path, help="journal folder (default: a temp dir)")
+    parser.add_argument(
+        "--profile", default="csm",
+        help="csm (no end of shoe, no live edge: any number of cards) or a shoe's profile, "
+        "e.g. macau, whose live edge is computed after every card (--cards 400 at most)",
+    )
+    parser.add_argument("--no-edge", action="store_true", help="[edge] enabled = false")
     args = parser.parse_args()
     lines = list(card_lines(args.cards))
     with tempfile.TemporaryDirectory() as tmp:
@@ -215,7 +227,8 @@ def main() -> None:
         broker = start_mosquitto(folder, port)
         procs: list[subprocess.Popen[bytes]] = [broker]
         try:
-            print(f"{args.cards} cards, one every {args.gap * 1000:.1f} ms, loopback mosquitto")
+            print(f"{args.cards} cards, one every {args.gap * 1000:.1f} ms, loopback mosquitto, "
+                  f"profile {args.profile}, live edge {'off' if args.no_edge else 'on'}")
             journal.mkdir(parents=True, exist_ok=True)
             print(f"journal: {journal} ({filesystem(journal)}, fdatasync on)")
             relay_master, relay_pty = open_pty()
@@ -226,7 +239,9 @@ def main() -> None:
             assert relay.stdout is not None
             relay.stdout.readline()
             daemon_master, daemon_pty = open_pty()
-            daemon = start_daemon(folder, port, daemon_pty, journal)
+            daemon = start_daemon(
+                folder, port, daemon_pty, journal, profile=args.profile, edge=not args.no_edge
+            )
             procs.append(daemon)
             time.sleep(1.5)
             asyncio.run(send_command(port, "shoe"))

@@ -19,6 +19,8 @@ from baccarat.messages.bodies import Message, ShoeMessage
 from baccarat.messages.roads import RoadsMessage
 from boards.realistic_shoe import realistic_messages
 
+pytestmark = pytest.mark.xdist_group("board_figures")  # module fixtures: one worker
+
 WHOLE_BOARD_EVERY = 100
 """Besides the header and statistics after every message, the whole board this often."""
 HEADER_CARDS = re.compile(r"Shoe \d+  (\d+) cards")

@@ -57,6 +57,8 @@ from boards.web_pages import (
 from support.daemon import Daemon, Recorder
 from support.mosquitto import MosquittoFactory
 
+pytestmark = pytest.mark.xdist_group("web_board")  # module fixtures: one worker
+
 DAEMON_SEED = 42
 DAEMON_RULES = {"open_mode": "explicit"}  # the framed shoe's buttons open the rounds
 SHOE_TIMEOUT = 90.0  # seconds for the daemon to play a whole shoe on a loaded machine

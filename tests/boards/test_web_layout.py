@@ -40,6 +40,8 @@ from boards.web_pages import (
 )
 from support.mosquitto import MosquittoFactory
 
+pytestmark = pytest.mark.xdist_group("web_layout")  # module fixtures: one worker
+
 SIZES: Final = ((1920, 1080), (1280, 720), (1024, 768), (1080, 1920))
 VIEWS: Final = ("players", "pit")
 NARROW: Final = (1024, 768)

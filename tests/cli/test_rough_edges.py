@@ -27,6 +27,8 @@ from baccarat.controller.journal.writer import Journal
 from baccarat.rules.profiles import load_profile
 from support.mosquitto import Mosquitto, MosquittoFactory
 
+pytestmark = pytest.mark.xdist_group("rough_edges")  # module fixtures: one worker
+
 ROOT = Path(__file__).resolve().parents[2]
 DEMO_ROUNDS = 5
 

@@ -78,7 +78,10 @@ async def test_full_shoe_matches_replay(
     assert published == replayed
     results = [m for m in published if m["type"] == "result"]
     assert len(results) > 60
-    assert [m for m in published if m["type"] == "alarm"] == []
+    # no misdeal; the live edge's advantage notices may come late in the shoe, and which
+    # counts it computes depends on the machine's pace (it keeps the newest only)
+    assert [m for m in published if m["type"] == "alarm"
+            and m["kind"] not in SURVEILLANCE_KINDS] == []
     cards = [m for m in published if m["type"] == "card"]
     last_shoe = [m for m in published if m["type"] == "shoe"][-1]
     assert last_shoe["cards_dealt"] + last_shoe["cards_burned"] == len(cards)

@@ -40,6 +40,7 @@ UNITS = ("baccarat-controller.service", "baccarat-board-kiosk.service")
 
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.xdist_group("deb"),  # module fixtures: one worker
     # the first test to run may wait for the wheel and the package to be built (conftest.py)
     pytest.mark.timeout(900),
     pytest.mark.skipif(

@@ -46,6 +46,7 @@ COMPILED_WHEEL = re.compile(r"-cp3\d+-cp3\d+-(\S+)\.whl$")
 
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.xdist_group("deb_arm64"),  # module fixtures: one worker
     # the first test to run may wait for the wheel and both packages to be built (conftest.py)
     pytest.mark.timeout(900),
     pytest.mark.skipif(

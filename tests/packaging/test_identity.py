@@ -25,7 +25,10 @@ from baccarat.identity import MANIFEST_NAME, read_manifest
 
 ROOT = Path(__file__).resolve().parents[2]
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
-pytestmark = pytest.mark.slow
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.xdist_group("identity"),  # module fixtures: one worker
+]
 MODULE = "rules/tableau.py"  # any module of the package will do
 
 

@@ -7,9 +7,9 @@ worker thread and hands the result back to the loop, which publishes it retained
 :class:`~baccarat.controller.engine.inputs.Advantage` (the engine raises or clears the
 ``advantage`` notice).
 
-One computation at a time, and at most one waiting: a newer count replaces a waiting one
-that has not started, so no backlog forms however fast cards come, and nothing a card
-does waits for the worker. A result computed for a count that is no longer the engine's
+A computation starts once the cards pause (:data:`SETTLE`), one at a time, and at most
+one waits: a newer count replaces a waiting one that has not started, so no backlog forms
+however fast cards come, and nothing a card does waits for the worker. A result computed for a count that is no longer the engine's
 (a card came meanwhile) is dropped, neither published nor journaled: the newer count is
 already waiting and decides instead, a few milliseconds later. A crossing is always
 decided on the cards out now, so the engine's record of it never has to say "stale" (and
@@ -87,6 +87,14 @@ def cards_out(engine: Engine, ts: float | None) -> CardsOut | None:
     return CardsOut(shoe.number, shoe.round_no, shoe.decks, left, shoe.cards_left, ts)
 
 
+SETTLE: Final = 0.02
+"""Seconds without a new card before the edge is computed. The worker holds the
+interpreter while it computes (about 2 ms): started at once, it would delay the card that
+called for it on its way to the broker, and every card of a burst; after the pause, the
+card is out first and a burst is priced once, at its end (bench/README.md)."""
+SETTLE_MAX: Final = 1.0
+"""Seconds a stream of cards with no pause may hold the computation back, at most."""
+
 class EdgeWatch:
     """The worker that keeps the live edge, and the crossings it finds.
 
@@ -129,9 +137,16 @@ class EdgeWatch:
 
     async def run(self) -> None:
         """Compute what is noted, one at a time, until cancelled."""
+        loop = asyncio.get_running_loop()
         while True:
             await self._wake.wait()
             self._wake.clear()
+            latest = loop.time() + SETTLE_MAX
+            while True:  # once the cards pause (:data:`SETTLE`), or SETTLE_MAX at most
+                await asyncio.sleep(SETTLE)
+                if not self._wake.is_set() or loop.time() >= latest:
+                    break
+                self._wake.clear()
             task, self._waiting = self._waiting, None
             if task is None:
                 continue

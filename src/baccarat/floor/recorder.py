@@ -3,12 +3,15 @@
 The recorder subscribes to ``{prefix}/+/#`` at QoS 1 with a persistent MQTT 5 session (a
 fixed client id, ``clean_start`` off, a session that outlives a week's outage), so the
 broker keeps what the tables publish while the recorder is away, and gives it back when it
-returns. It acknowledges a message to the broker only once the database has it: paho's
-``manual_ack``, one PUBACK per message, in the order they came, after the transaction
-that stored them has committed. A recorder killed at any moment therefore loses nothing:
-what it had not stored it had not acknowledged, and the broker delivers it again; what it
-had stored and not yet acknowledged comes again and is dropped as a duplicate by its
-``(table, seq)`` key (:mod:`baccarat.floor.store`).
+returns. It acknowledges a message to the broker only once the database has it: the
+client's ``manual_ack`` (:mod:`baccarat.mqtt`), one PUBACK per message, in the order they
+came, after the transaction that stored them has committed, and only on the connection
+that delivered it. A recorder killed at any moment therefore loses nothing: what it had
+not stored it had not acknowledged, and the broker delivers it again; what it had stored
+and not yet acknowledged (killed, or the connection lost meanwhile) comes again and is
+dropped as a duplicate by its ``(table, seq)`` key (:mod:`baccarat.floor.store`). A lost
+broker is reconnected with the package's backoff (:data:`BROKER_RETRY_FIRST` to
+:data:`BROKER_RETRY_CAP`), the first failure logged as a warning, repeats at debug level.
 
 Every body is screened first (:mod:`baccarat.floor.bodies`: its topic decides its type);
 what must not be stored, and what the database refuses when it is tried alone (a batch it
@@ -23,11 +26,9 @@ The broker side of that promise: the floor broker must keep sessions across its 
 restarts (mosquitto ``persistence true``), and allow enough queued messages per client
 (``max_queued_messages``) for the longest outage the recorder should survive.
 
-paho runs its network loop in a thread of its own (``loop_start``). It appends each message
-to a deque and wakes the event loop only when the loop is not already woken for earlier
-ones (one ``call_soon_threadsafe`` per burst, not per message: a thousand a second each
-cost a write to the loop's self-pipe and a read of it). The database is written from one
-worker thread, so the event loop never waits for a disk or a database server.
+The client reads and writes its packets on the event loop; one task appends each message
+to the deque the store takes its batches from. The database is written from one worker
+thread, so the event loop never waits for a disk or a database server.
 """
 
 from __future__ import annotations
@@ -39,13 +40,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Final
-
-import paho.mqtt.client as mqtt
-from paho.mqtt.enums import CallbackAPIVersion
-from paho.mqtt.packettypes import PacketTypes
-from paho.mqtt.properties import Properties
-from paho.mqtt.subscribeoptions import SubscribeOptions
+from typing import Final
 
 from baccarat.backoff import Backoff
 from baccarat.floor.bodies import CLEARED_TOPICS, IGNORED_TOPICS, Refused, screen, shown
@@ -60,6 +55,7 @@ from baccarat.floor.store import (
     StoreRefusedError,
     StoreUnavailableError,
 )
+from baccarat.mqtt import MqttClient, MqttError, RefusedError
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +73,9 @@ RETRY_FIRST: Final = 0.5
 RETRY_CAP: Final = 30.0
 """Seconds between attempts to reach a database that is unavailable (the package's one
 backoff: doubling, jittered, capped)."""
+BROKER_RETRY_FIRST: Final = 1.0
+BROKER_RETRY_CAP: Final = 5.0
+"""Seconds between attempts to reach the floor broker (the same backoff)."""
 LAG_EVERY: Final = 10.0
 """Seconds between the log lines that say how far behind the recorder is."""
 LAG_BEHIND: Final = 5.0
@@ -115,13 +114,15 @@ class RecorderCounters:
 
 @dataclass(frozen=True, slots=True)
 class Delivery:
-    """A message from paho's thread, with what acknowledging it needs."""
+    """A message from the broker, with what acknowledging it needs."""
 
     topic: str
     payload: bytes
     mid: int
     qos: int
     received: float
+    connection: MqttClient | None = field(default=None, compare=False, repr=False)
+    """The connection that delivered it, the only one that may acknowledge it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,107 +157,85 @@ class Recorder:
         """Each table's derived views, made as its messages come: which to keep as places."""
         self.connected = asyncio.Event()
         self._arrived: collections.deque[Delivery] = collections.deque()
-        """Filled by paho's thread, emptied by the event loop (deque ends are thread-safe)."""
+        """Received, not yet taken into a batch."""
         self._wake = asyncio.Event()
-        self._woken = False
-        """Set by paho's thread when it has asked the loop to set ``_wake``; cleared by the
-        loop before it empties ``_arrived``, so no message is left without a wake-up."""
+        """Set when a message arrives; cleared before the store takes from ``_arrived``."""
         self._pending: list[Delivery] = []
         """The batch being stored: received, not yet acknowledged."""
         self._backoff = Backoff(first=RETRY_FIRST, cap=RETRY_CAP)
         self._unavailable_since: float | None = None
         self._screened_out = 0
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._client = self._make_client()
-
-    def _make_client(self) -> mqtt.Client:
-        client = mqtt.Client(
-            CallbackAPIVersion.VERSION2,
-            client_id=self.broker.client_id,
-            protocol=mqtt.MQTTv5,
-            manual_ack=True,
-        )
-        if self.broker.username is not None:
-            client.username_pw_set(self.broker.username, self.broker.password)
-        client.on_connect = self._on_connect
-        client.on_disconnect = self._on_disconnect
-        client.on_message = self._on_message
-        client.reconnect_delay_set(1, 5)
-        return client
 
     async def run(self, stop: asyncio.Event) -> None:
         """Record until ``stop`` is set; what was stored is acknowledged, the rest is not."""
-        self._loop = asyncio.get_running_loop()
-        properties = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
-        properties.SessionExpiryInterval = SESSION_EXPIRY
-        properties.ReceiveMaximum = RECEIVE_MAXIMUM
-        self._client.connect_async(
-            self.broker.host, self.broker.port, self.broker.keepalive,
-            clean_start=False, properties=properties,
-        )
-        self._client.loop_start()
-        tasks = [
+        store = [
             asyncio.create_task(self._consume(), name="recorder-store"),
             asyncio.create_task(self._report_lag(), name="recorder-lag"),
         ]
+        broker = asyncio.create_task(self._listen(), name="recorder-broker")
         try:
             await stop.wait()
         finally:
-            for task in tasks:
+            for task in [*store, broker]:  # nothing more acknowledged, then a clean DISCONNECT
                 task.cancel()
-            for task in tasks:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
-            self._client.disconnect()
-            await asyncio.to_thread(self._client.loop_stop)
 
-    # ------------------------------------------------------------ paho's thread
+    # ------------------------------------------------------------ the broker
 
-    def _on_connect(
-        self, client: mqtt.Client, _userdata: Any, flags: Any, reason: Any, _props: Any
-    ) -> None:
-        if reason.is_failure:
-            log.warning("floor broker %s:%d refused the recorder: %s",
-                        self.broker.host, self.broker.port, reason)
-            return
+    def _client(self) -> MqttClient:
+        broker = self.broker
+        return MqttClient(
+            broker.host, broker.port, client_id=broker.client_id, keepalive=broker.keepalive,
+            username=broker.username, password=broker.password,
+            clean_start=False, session_expiry=SESSION_EXPIRY, receive_maximum=RECEIVE_MAXIMUM,
+            manual_ack=True,
+        )
+
+    async def _listen(self) -> None:
+        """Connect, subscribe and take every message; reconnect with the backoff, for ever."""
+        backoff = Backoff(first=BROKER_RETRY_FIRST, cap=BROKER_RETRY_CAP)
+        while True:
+            try:
+                async with self._client() as client:
+                    backoff.reset()
+                    await self._subscribe(client)
+                    async for message in client.messages():
+                        self._arrived.append(Delivery(
+                            message.topic, message.payload, message.mid, message.qos,
+                            time.time(), client,
+                        ))
+                        self._wake.set()
+            except (MqttError, OSError) as exc:
+                where = f"{self.broker.host}:{self.broker.port}"
+                if backoff.failures == 0:
+                    log.warning("floor broker %s: %s (reconnecting)", where, exc)
+                else:
+                    log.debug("floor broker %s still unreachable: %s", where, exc)
+            finally:
+                self.connected.clear()
+            await asyncio.sleep(backoff.next_delay())
+
+    async def _subscribe(self, client: MqttClient) -> None:
         self.counters.connects += 1
-        options = SubscribeOptions(qos=1, retainHandling=SubscribeOptions.RETAIN_SEND_IF_NEW_SUB)
-        client.subscribe(f"{self.prefix}/+/#", options=options)
-        log.info("recording %s/+/# from %s:%d (session %s)", self.prefix, self.broker.host,
-                 self.broker.port, "resumed" if flags.session_present else "new")
-        self._call(self.connected.set)
-
-    def _on_disconnect(
-        self, _client: mqtt.Client, _userdata: Any, _flags: Any, reason: Any, _props: Any
-    ) -> None:
-        self._call(self.connected.clear)
-        if reason.is_failure:
-            log.warning("lost the floor broker: %s (reconnecting)", reason)
-
-    def _on_message(self, _client: mqtt.Client, _userdata: Any, message: mqtt.MQTTMessage) -> None:
+        topic = f"{self.prefix}/+/#"
         try:
-            topic = message.topic
-        except UnicodeDecodeError:  # the broker should not pass it on; quarantined if it does
-            topic = "(a topic that is not UTF-8)"
-        delivery = Delivery(topic, bytes(message.payload), message.mid, message.qos, time.time())
-        self._arrived.append(delivery)
-        if not self._woken:
-            self._woken = True
-            self._call(self._wake.set)
+            await client.subscribe(topic, qos=1, retained="if_new")
+        except RefusedError as exc:  # the session's earlier subscription may still deliver
+            log.error("%s: the recorder receives only what an earlier subscription of its"  # noqa: TRY400
+                      " session still gives", exc)
+        log.info("recording %s from %s:%d (session %s)", topic, self.broker.host,
+                 self.broker.port, "resumed" if client.session_present else "new")
+        self.connected.set()
 
-    def _call(self, function: Callable[..., None], *args: Any) -> None:
-        if self._loop is not None and not self._loop.is_closed():
-            self._loop.call_soon_threadsafe(function, *args)
-
-    # ------------------------------------------------------------ the event loop
+    # ------------------------------------------------------------ the store
 
     async def _consume(self) -> None:
         arrived = self._arrived
         while True:
             if not arrived:
                 await self._wake.wait()
-                self._wake.clear()
-                self._woken = False  # before taking: what comes after it wakes us again
+            self._wake.clear()  # before taking: what comes after it wakes us again
             if len(arrived) < BATCH_MAX:
                 await asyncio.sleep(GATHER)
             batch = self._pending
@@ -266,8 +245,8 @@ class Recorder:
                 continue
             await self.record(batch)
             for delivery in batch:
-                if delivery.qos > 0:
-                    self._client.ack(delivery.mid, delivery.qos)
+                if delivery.connection is not None:
+                    delivery.connection.ack(delivery.mid, delivery.qos)
             batch.clear()
 
     async def record(self, batch: list[Delivery]) -> None:

@@ -14,7 +14,7 @@ import pytest
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from baccarat.controller.mqtt import (
+from baccarat.mqtt import (
     MqttClient,
     MqttError,
     PublishRefusedError,

@@ -1,7 +1,9 @@
-"""The publisher's own MQTT client (paho on the event loop) against a real mosquitto.
+"""The package's MQTT client (paho on the event loop) against a real mosquitto.
 
 Reason codes in PUBACKs, a lost connection noticed by every waiting call, the message
-iterator with its MQTT 5 response topic, TLS, and 3.1.1 for brokers without MQTT 5.
+iterator with its MQTT 5 response topic, TLS, and 3.1.1 for brokers without MQTT 5; the
+recorder's persistent session with acknowledgement by hand and its receive maximum, retained
+messages left out of a resumed subscription, and MQTT over WebSocket (the pit's login check).
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 from baccarat.mqtt import (
+    ConnectRefusedError,
     MqttClient,
     MqttError,
     PublishRefusedError,
+    Received,
     Will,
 )
 from support.mosquitto import Mosquitto, MosquittoFactory
@@ -143,3 +147,102 @@ async def test_tls_with_the_brokers_ca(mosquitto_factory: MosquittoFactory) -> N
                           tls_context=context) as mqtt:
         await mqtt.publish("baccarat/T1/card", b"over TLS")
 
+
+
+# ---- what the recorder, the pit's login check and the boards need of the same client ----
+
+SESSION = {"client_id": "recorder", "clean_start": False, "session_expiry": 600,
+           "manual_ack": True}
+
+
+async def _take(mqtt: MqttClient, count: int) -> list[Received]:
+    got: list[Received] = []
+    async with asyncio.timeout(10):
+        async for message in mqtt.messages():
+            got.append(message)
+            if len(got) == count:
+                return got
+    return got
+
+
+async def test_only_what_is_acknowledged_by_hand_is_not_delivered_again(
+    mosquitto: Mosquitto,
+) -> None:
+    async with MqttClient(mosquitto.host, mosquitto.port, **SESSION) as first:  # type: ignore[arg-type]
+        assert not first.session_present
+        await first.subscribe("floor/#", qos=1)
+        async with MqttClient(mosquitto.host, mosquitto.port, client_id="table") as table:
+            await table.publish("floor/a", b"stored")
+            await table.publish("floor/b", b"not stored")
+        stored, unstored = await _take(first, 2)
+        assert first.ack(stored.mid, stored.qos)
+    assert not first.ack(unstored.mid, unstored.qos)  # closed: nothing goes
+    async with MqttClient(mosquitto.host, mosquitto.port, **SESSION) as again:  # type: ignore[arg-type]
+        assert again.session_present
+        async with MqttClient(mosquitto.host, mosquitto.port, client_id="table") as table:
+            await table.publish("floor/c", b"after")
+        got = await _take(again, 2)
+    assert [(m.topic, m.payload) for m in got] == [
+        ("floor/b", b"not stored"),  # again: never acknowledged
+        ("floor/c", b"after"),  # and not floor/a, which was
+    ]
+
+
+async def test_the_receive_maximum_holds_the_broker_until_a_message_is_acknowledged(
+    mosquitto: Mosquitto,
+) -> None:
+    async with MqttClient(mosquitto.host, mosquitto.port, client_id="r", receive_maximum=2,
+                          manual_ack=True) as reader:
+        await reader.subscribe("floor/#", qos=1)
+        async with MqttClient(mosquitto.host, mosquitto.port, client_id="table") as table:
+            for n in range(3):
+                await table.publish("floor/card", b"%d" % n)
+        first, second = await _take(reader, 2)
+        with pytest.raises(TimeoutError):  # the broker waits for a PUBACK
+            async with asyncio.timeout(0.5):
+                await anext(aiter(reader.messages()))
+        reader.ack(first.mid, first.qos)
+        (third,) = await _take(reader, 1)
+    assert [first.payload, second.payload, third.payload] == [b"0", b"1", b"2"]
+
+
+async def test_a_resumed_subscription_can_leave_the_retained_messages_out(
+    mosquitto: Mosquitto,
+) -> None:
+    async with MqttClient(mosquitto.host, mosquitto.port, client_id="table") as table:
+        await table.publish("floor/shoe", b"retained", retain=True)
+    seen = []
+    for live in (b"first", b"second"):  # a new session, then the same one resumed
+        async with MqttClient(mosquitto.host, mosquitto.port, **SESSION) as reader:  # type: ignore[arg-type]
+            await reader.subscribe("floor/#", qos=1, retained="if_new")
+            async with MqttClient(mosquitto.host, mosquitto.port, client_id="table") as table:
+                await table.publish("floor/card", live)
+            got = await _take(reader, 1 if reader.session_present else 2)
+            if reader.session_present:  # as a contrast, "always" gets it again
+                await reader.subscribe("floor/#", qos=1)
+                got += await _take(reader, 1)
+            for message in got:
+                reader.ack(message.mid, message.qos)
+            seen.append([m.payload for m in got])
+    assert seen == [[b"retained", b"first"], [b"second", b"retained"]]
+
+
+async def test_over_websocket_a_refused_login_says_its_reason_code(
+    mosquitto_factory: MosquittoFactory,
+) -> None:
+    broker = mosquitto_factory(anonymous=False, users=USERS, websockets=True)
+
+    def over_websocket(username: str, password: str) -> MqttClient:
+        return MqttClient(broker.host, broker.websockets_port, client_id=username,
+                          username=username, password=password, websocket_path="/mqtt")
+
+    with pytest.raises(ConnectRefusedError) as refused:
+        async with over_websocket("table", "wrong"):
+            pass
+    assert refused.value.code in (0x86, 0x87)  # bad username or password / not authorized
+    async with client(broker, client_id="pit", username="pit", password="p-secret") as pit:
+        await pit.subscribe("baccarat/T1/#")
+        async with over_websocket("table", "t-secret") as table:
+            await table.publish("baccarat/T1/card", b"over WebSocket")
+        (message,) = await _take(pit, 1)
+    assert message.payload == b"over WebSocket"

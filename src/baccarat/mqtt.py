@@ -346,22 +346,28 @@ class MqttClient:
             return
         await self._answer(info.mid, f"publish on {topic}", topic)
 
-    async def subscribe(self, topic: str, *, qos: int = 1, retained: Retained = "always") -> None:
-        """Subscribe; :class:`RefusedError` if the broker refused it (its SUBACK).
+    async def subscribe(
+        self, *topics: str, qos: int = 1, retained: Retained = "always"
+    ) -> None:
+        """Subscribe to the topics (one SUBSCRIBE); :class:`RefusedError` if one is refused.
 
-        ``retained`` other than ``"always"`` is an MQTT 5 subscription option.
+        The refusal is the SUBACK's reason code. ``retained`` other than ``"always"`` is an
+        MQTT 5 subscription option.
         """
         self._check_connected()
+        if not topics:
+            raise ValueError("subscribe to no topic")
         if retained == "always":
-            rc, mid = self._paho.subscribe(topic, qos)
+            rc, mid = self._paho.subscribe([(topic, qos) for topic in topics])
         else:
             if not self._v5:
                 raise ValueError(f"retained={retained!r} needs MQTT 5")
             options = SubscribeOptions(qos=qos, retainHandling=_RETAIN_HANDLING[retained])
-            rc, mid = self._paho.subscribe(topic, options=options)
+            rc, mid = self._paho.subscribe([(topic, options) for topic in topics])
+        what = f"subscription to {', '.join(topics)}"
         if rc != MQTTErrorCode.MQTT_ERR_SUCCESS or mid is None:
-            raise MqttError(f"subscribe to {topic}: {paho.error_string(rc)}")
-        await self._answer(mid, f"subscription to {topic}")
+            raise MqttError(f"{what}: {paho.error_string(rc)}")
+        await self._answer(mid, what)
 
     def ack(self, mid: int, qos: int) -> bool:
         """Acknowledge a message received with ``manual_ack`` (its PUBACK); whether it went.

@@ -119,7 +119,7 @@ class BoardFeed:
                 ) as client:  # client id "": the broker gives one
                     self.backoff.reset()
                     # topic by topic, not {base}/#: never the surveillance topics (edge)
-                    await client.subscribe([(f"{self.base}/{t}", 1) for t in BOARD_TOPICS])
+                    await client.subscribe(*(f"{self.base}/{t}" for t in BOARD_TOPICS), qos=1)
                     self.state = with_link(self.state, "connected")
                     async for message in client.messages():
                         self.feed(message.topic, message.payload)

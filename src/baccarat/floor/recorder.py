@@ -55,7 +55,7 @@ from baccarat.floor.store import (
     StoreRefusedError,
     StoreUnavailableError,
 )
-from baccarat.mqtt import MqttClient, MqttError, RefusedError
+from baccarat.mqtt import MqttClient, MqttError, PublishRefusedError, RefusedError
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +84,8 @@ LOG_QUARANTINED: Final = 100
 """Quarantined messages logged one by one; after these, one line a thousand."""
 MAX_TABLE: Final = 64
 """The longest table name (the daemon's table ids are at most 64 characters)."""
+FINDINGS_MAX: Final = 1000
+"""The watch's findings kept for the broker at most; more are logged, not published."""
 REFUSED: Final = "the database refused it"
 """How a quarantine reason starts when the database, not the screen, refused a message."""
 
@@ -162,6 +164,9 @@ class Recorder:
         """Set when a message arrives; cleared before the store takes from ``_arrived``."""
         self._pending: list[Delivery] = []
         """The batch being stored: received, not yet acknowledged."""
+        self._findings: collections.deque[tuple[str, bytes]] = collections.deque()
+        """What ``watch`` said to publish, until the broker took it (its PUBACK)."""
+        self._findings_ready = asyncio.Event()
         self._backoff = Backoff(first=RETRY_FIRST, cap=RETRY_CAP)
         self._unavailable_since: float | None = None
         self._screened_out = 0
@@ -200,12 +205,19 @@ class Recorder:
                 async with self._client() as client:
                     backoff.reset()
                     await self._subscribe(client)
-                    async for message in client.messages():
-                        self._arrived.append(Delivery(
-                            message.topic, message.payload, message.mid, message.qos,
-                            time.time(), client,
-                        ))
-                        self._wake.set()
+                    announcer = asyncio.create_task(self._announce(client),
+                                                    name="recorder-findings")
+                    try:
+                        async for message in client.messages():
+                            self._arrived.append(Delivery(
+                                message.topic, message.payload, message.mid, message.qos,
+                                time.time(), client,
+                            ))
+                            self._wake.set()
+                    finally:
+                        announcer.cancel()
+                        with contextlib.suppress(asyncio.CancelledError, MqttError):
+                            await announcer
             except (MqttError, OSError) as exc:
                 where = f"{self.broker.host}:{self.broker.port}"
                 if backoff.failures == 0:
@@ -227,6 +239,20 @@ class Recorder:
         log.info("recording %s from %s:%d (session %s)", topic, self.broker.host,
                  self.broker.port, "resumed" if client.session_present else "new")
         self.connected.set()
+
+    async def _announce(self, client: MqttClient) -> None:
+        """Publish the watch's findings on this connection, each kept until its PUBACK."""
+        findings = self._findings
+        while True:
+            while findings:
+                topic, payload = findings[0]
+                try:
+                    await client.publish(topic, payload, qos=1)
+                except PublishRefusedError as exc:
+                    log.error("%s (the finding is in the store)", exc)  # noqa: TRY400
+                findings.popleft()
+            self._findings_ready.clear()
+            await self._findings_ready.wait()
 
     # ------------------------------------------------------------ the store
 
@@ -263,8 +289,15 @@ class Recorder:
             await asyncio.to_thread(self.arrivals.resume, self.store, table)
         await self._add(self.arrivals.mark(received), quarantine)
         if self.watch is not None:
-            for topic, payload in await self.watch(received):
-                self._client.publish(topic, payload, qos=1)
+            findings = await self.watch(received)
+            if len(self._findings) + len(findings) > FINDINGS_MAX:
+                log.error("%d finding(s) not published: the floor broker has not taken the"
+                          " %d before them (they are in the store)", len(findings),
+                          len(self._findings))
+                findings = []
+            self._findings.extend(findings)
+            if findings:
+                self._findings_ready.set()
 
     async def _add(self, received: list[Received], quarantine: list[Quarantined]) -> None:
         """Add them, one by one if the database refuses the lot.

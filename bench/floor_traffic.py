@@ -130,6 +130,8 @@ class Offer:
         self.inputs = 0
         self._stop = threading.Event()
         self._clients = []
+        self._last: dict[int, mqtt.MQTTMessageInfo] = {}
+        """Each client's last publish: once it is acknowledged, all before it are."""
         for n in range(CLIENTS):
             client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"offer-{n}",
                                  protocol=mqtt.MQTTv5)
@@ -147,6 +149,8 @@ class Offer:
         self._stop.set()
         if self._thread.ident is not None:  # started (the growth phase offers by hand)
             self._thread.join()
+        for info in self._last.values():  # all offered reached the broker, none dropped here
+            info.wait_for_publish(60)
         for client in self._clients:
             client.disconnect()
             client.loop_stop()
@@ -171,15 +175,16 @@ class Offer:
     def offer_input(self, index: int, group: list[tuple[str, bytes]]) -> None:
         """One input's messages at table ``index``, with its next seq and ts now."""
         table = self.tables[index]
-        client = self._clients[index % CLIENTS]
+        number = index % CLIENTS
+        client = self._clients[number]
         now = f'"ts":{time.time()!r}'.encode()
         for topic, payload in group:
             seq = self.last_seq.get(table, 0) + 1
             self.last_seq[table] = seq
             body = _SEQ.sub(f'"seq":{seq}'.encode(), payload, count=1)
             body = _TS.sub(now, body, count=1)
-            client.publish(topic.replace("{table}", table), body, qos=1,
-                           retain=topic.rsplit("/", 1)[-1] in RETAINED)
+            self._last[number] = client.publish(topic.replace("{table}", table), body, qos=1,
+                                                retain=topic.rsplit("/", 1)[-1] in RETAINED)
             self.messages += 1
             self.bytes += len(body)
         self.inputs += 1
@@ -270,6 +275,36 @@ def start_recording(db: str, args: argparse.Namespace, port: int,
     )
 
 
+PROBE_TABLE = "bench-probe"
+RECORDING_WITHIN = 120.0
+"""Seconds the recorder may take to start and subscribe, however loaded the machine."""
+
+
+def wait_recording(port: int, db: str) -> float:
+    """Seconds until the recorder stores a probe (a status on table bench-probe).
+
+    The offer must not begin before the recorder has subscribed: what a table publishes
+    before the recorder's session exists is not queued for it (the broker keeps only each
+    retained topic's newest body), so it would count as lost.
+    """
+    started = time.monotonic()
+    client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="bench-probe",
+                         protocol=mqtt.MQTTv5)
+    client.connect("127.0.0.1", port)
+    client.loop_start()
+    try:
+        body = json.dumps({"schema": 1, "type": "status", "state": "online"})
+        while time.monotonic() < started + RECORDING_WITHIN:
+            client.publish(f"baccarat/{PROBE_TABLE}/status", body, qos=1).wait_for_publish(10)
+            if count(db, f"SELECT COUNT(*) FROM status WHERE tbl = '{PROBE_TABLE}'"):
+                return time.monotonic() - started
+            time.sleep(0.2)
+    finally:
+        client.disconnect()
+        client.loop_stop()
+    raise SystemExit(f"the recorder stored nothing within {RECORDING_WITHIN:.0f} s")
+
+
 def growth(db: str, args: argparse.Namespace, groups: list[list[tuple[str, bytes]]],
            folder: Path) -> dict[str, Any]:
     """The database's bytes per shoe, by table and index.
@@ -280,7 +315,7 @@ def growth(db: str, args: argparse.Namespace, groups: list[list[tuple[str, bytes
     port = free_port()
     broker = start_broker(folder, port)
     recorder = start_recording(db, args, port, folder)
-    time.sleep(2.0)  # the recorder subscribed, its tables made
+    wait_recording(port, db)  # the recorder subscribed, its tables made
     before = relation_bytes(db)
     offer = Offer(port, args.growth_tables, groups)
     offered = 0
@@ -328,12 +363,14 @@ def growth_report(r: dict[str, Any]) -> str:
 def run(db: str, args: argparse.Namespace, groups: list[list[tuple[str, bytes]]],
         folder: Path) -> dict[str, Any]:
     port = free_port()
-    broker = start_broker(folder, port)
+    broker = start_broker(folder, port, args.broker_log_all)
     recorder = start_recording(db, args, port, folder)
     pit = Pit(port)
     pit.start()
     pit.ready.wait(10)
-    time.sleep(2.0)  # the recorder subscribed, its tables made
+    subscribed = wait_recording(port, db)  # before the offer: see wait_recording
+    print(f"the recorder stored its first message {subscribed:.1f} s after it was started",
+          flush=True)
     offer = Offer(port, args.tables, groups)
     offer.start()
     time.sleep(args.warmup)
@@ -415,12 +452,21 @@ def main() -> int:
                         " stores it, for the database's growth per shoe (0: not measured)")
     parser.add_argument("--no-timed", action="store_true",
                         help="only the growth per shoe, not the timed run at a table's pace")
+    parser.add_argument("--broker-log-all", action="store_true",
+                        help="the timed run's mosquitto logs every packet (log_type all)")
+    parser.add_argument("--keep", type=Path,
+                        help="keep the runs' folders (logs, databases) in this new folder")
     args = parser.parse_args()
     bodies = capture(args.shoes)
     groups = inputs(bodies)
     size = sum(len(p) for _, p in bodies)
     print(f"recorded: {len(bodies)} messages, {len(groups)} inputs, {size / 1e6:.2f} MB a shoe")
-    with tempfile.TemporaryDirectory(prefix="floor-traffic-") as tmp:
+    with contextlib.ExitStack() as stack:
+        if args.keep is not None:
+            args.keep.mkdir(parents=True)
+            tmp = str(args.keep)
+        else:
+            tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="floor-traffic-"))
         if not args.no_sqlite:
             measure(args, groups, Path(tmp) / "sqlite", lambda folder: str(folder / "floor.db"))
         if args.postgres:

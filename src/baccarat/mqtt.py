@@ -266,8 +266,15 @@ class MqttClient:
         For an owner that fails (an exception, a task cancelled because another failed),
         whose subscribers must hear that it is gone. Harmless on a connection already lost.
         """
+        self.drop("connection abandoned: the program failed")
+
+    def drop(self, reason: str) -> None:
+        """Close the connection at once, without a DISCONNECT, as lost for ``reason``.
+
+        Every waiting call and the message iterator raise :class:`MqttError` with it.
+        """
         self._closing = True
-        self._lose(MqttError("connection abandoned: the program failed"))
+        self._lose(MqttError(reason))
         self._close_socket()
 
     def _connect(self) -> None:

@@ -5,6 +5,12 @@ running yet when ``baccarat record`` starts as a process: the recorder says so o
 again with the package's backoff, and records what a table publishes once the broker is up.
 Then the broker is stopped and started again under it, with messages published while the
 recorder reconnects: every one is stored once.
+
+And a broker that stops delivering to the recorder's session while the link looks well
+(a proxy between them drops the broker's PUBLISH packets and passes the rest, pings
+included): the recorder's watchdog says so, counts it in its metrics and reconnects, and
+every message published meanwhile is stored once, from the session's queue. A quiet floor
+(no table publishing) first, longer than the watchdog's timeout, raises nothing.
 """
 
 from __future__ import annotations
@@ -15,15 +21,26 @@ import time
 from pathlib import Path
 from typing import Any
 
-from floor.test_recorder import FLOOR_BROKER, RecorderProcess, card_body, stored_by_table
+import pytest
+
+from floor.test_recorder import (
+    FLOOR_BROKER,
+    RecorderProcess,
+    card_body,
+    recording,
+    stored_by_table,
+)
+from floor.test_recorder_metrics import scraped, value
 from support.mosquitto import Mosquitto
+from support.mqtt_proxy import MqttProxy
+from support.postgres import _free_port
 
 WITHIN = 60.0
 """Seconds a condition may take, however loaded the machine."""
 
 
-async def eventually(check: Any, what: str) -> None:
-    deadline = time.monotonic() + WITHIN
+async def eventually(check: Any, what: str, within: float = WITHIN) -> None:
+    deadline = time.monotonic() + within
     while not check():
         assert time.monotonic() < deadline, what
         await asyncio.sleep(0.2)
@@ -65,3 +82,45 @@ async def test_a_recorder_started_before_its_broker_waits_and_then_records(
     assert log.count(where) == 2, log  # once for each outage; the repeats at debug level
     assert log.count("recording baccarat/+/# from") == 2  # connected twice
     assert "(session resumed)" in log  # the second time, its session with the queue
+
+
+STALL_TIMEOUT = 5.0
+"""The recorder's --stall-timeout in the watchdog test (60 s by default)."""
+STALL_LINE = "nothing delivered for"
+
+
+@pytest.mark.timeout(300)
+async def test_a_broker_that_stops_delivering_is_left_by_the_watchdog_and_nothing_is_lost(
+    tmp_path: Path, mosquitto_factory: Any
+) -> None:
+    broker: Mosquitto = mosquitto_factory(persistence=True, extra_config=FLOOR_BROKER)
+    proxy = await MqttProxy(broker.host, broker.port).start()
+    db = str(tmp_path / "floor.db")
+    metrics = _free_port()
+    recorder = RecorderProcess(tmp_path, broker, db)
+    recorder.argv[recorder.argv.index("--broker") + 1] = f"127.0.0.1:{proxy.port}"
+    recorder.argv += ["--stall-timeout", str(STALL_TIMEOUT), "--metrics-port", str(metrics)]
+    recorder.start()
+    try:
+        await recording(broker, db)  # subscribed, through the proxy
+        await asyncio.sleep(3 * STALL_TIMEOUT)  # a quiet floor: the probes come back
+        assert STALL_LINE not in recorder.log()
+        proxy.stall()  # from now on the broker's deliveries on this connection are lost
+        async with broker.client() as table:
+            for seq in range(1, 21):
+                await table.publish("baccarat/T1/card", json.dumps(card_body(seq)), qos=1)
+        await eventually(lambda: len(stored_by_table(db).get("T1", {})) == 20, "not all stored",
+                         within=120.0)
+        samples = await scraped(metrics)
+    finally:
+        code = recorder.stop()
+        await proxy.close()
+    log = recorder.log()
+    assert code == 0, log
+    assert "Traceback" not in log
+    assert proxy.dropped > 0  # the connection did stall: the broker delivered into the void
+    assert log.count(STALL_LINE) == 1, log
+    assert value(samples, "broker_stalls_total") == 1.0
+    assert proxy.connections == 2  # the stalled connection, then the new one
+    assert "(session resumed)" in log
+    assert sorted(stored_by_table(db)["T1"]) == list(range(1, 21))

@@ -43,6 +43,8 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from baccarat.backoff import Backoff
+from baccarat.errors import BaccaratError
+from baccarat.floor import watchdog
 from baccarat.floor.bodies import CLEARED_TOPICS, IGNORED_TOPICS, Refused, screen, shown
 from baccarat.floor.derived import Arrivals
 from baccarat.floor.shuffle import TOPIC as SURVEILLANCE_TOPIC
@@ -85,9 +87,15 @@ LOG_QUARANTINED: Final = 100
 MAX_TABLE: Final = 64
 """The longest table name (the daemon's table ids are at most 64 characters)."""
 FINDINGS_MAX: Final = 1000
-"""The watch's findings kept for the broker at most; more are logged, not published."""
+"""The watch's findings kept for the broker at most; more are counted, not published."""
+ANNOUNCE_AT_ONCE: Final = 100
+"""Findings published at a time (the client keeps its own limit of messages in flight)."""
 REFUSED: Final = "the database refused it"
 """How a quarantine reason starts when the database, not the screen, refused a message."""
+
+
+class RecorderFailedError(BaccaratError):
+    """A task of the recorder ended with an error of ours: the recorder stops."""
 
 
 @dataclass
@@ -111,6 +119,8 @@ class RecorderCounters:
     store_failures: int = 0
     """Attempts to store that found the database unavailable."""
     reconnects: int = 0
+    findings_unpublished: int = 0
+    """The watch's findings not published (too many waiting for the broker): in the store."""
     last_seq: dict[str, int] = field(default_factory=dict)
 
 
@@ -145,10 +155,13 @@ class Recorder:
     def __init__(
         self, broker: BrokerAddress, store: Store, *, prefix: str = "baccarat",
         watch: Callable[[list[Received]], Awaitable[list[tuple[str, bytes]]]] | None = None,
+        stall_timeout: float = watchdog.TIMEOUT,
     ) -> None:
         """The recorder; ``watch`` says what to publish in its own name after a batch.
 
         Given what was stored (the shuffle check, :mod:`baccarat.floor.shuffle`).
+        ``stall_timeout``: seconds of silence, with its probe due back, after which a broker
+        connection is left as stalled (:mod:`baccarat.floor.watchdog`; 0: no watchdog).
         """
         self.broker = broker
         self.store = store
@@ -167,24 +180,47 @@ class Recorder:
         self._findings: collections.deque[tuple[str, bytes]] = collections.deque()
         """What ``watch`` said to publish, until the broker took it (its PUBACK)."""
         self._findings_ready = asyncio.Event()
+        self._overflowing = False
         self._backoff = Backoff(first=RETRY_FIRST, cap=RETRY_CAP)
         self._unavailable_since: float | None = None
         self._screened_out = 0
+        self.watchdog = None if stall_timeout <= 0 else watchdog.BrokerWatchdog(
+            prefix, broker.client_id, stall_timeout, self._can_receive,
+        )
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Record until ``stop`` is set; what was stored is acknowledged, the rest is not."""
-        store = [
+        """Record until ``stop`` is set; what was stored is acknowledged, the rest is not.
+
+        A task of the recorder that fails (a fault of ours) ends it with that error, logged,
+        rather than leaving it running without the task.
+        """
+        tasks = [
             asyncio.create_task(self._consume(), name="recorder-store"),
             asyncio.create_task(self._report_lag(), name="recorder-lag"),
+            asyncio.create_task(self._listen(), name="recorder-broker"),
         ]
-        broker = asyncio.create_task(self._listen(), name="recorder-broker")
+        stopping = asyncio.create_task(stop.wait(), name="recorder-stop")
         try:
-            await stop.wait()
+            done, _ = await asyncio.wait([stopping, *tasks], return_when=asyncio.FIRST_COMPLETED)
         finally:
-            for task in [*store, broker]:  # nothing more acknowledged, then a clean DISCONNECT
+            for task in [stopping, *tasks]:  # nothing more acknowledged, then a DISCONNECT
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+        for task in done - {stopping}:
+            log.critical("the recorder's task %s ended", task.get_name(),
+                         exc_info=task.exception())
+            raise RecorderFailedError(f"the recorder's task {task.get_name()} ended"
+                                      ) from task.exception()
+
+    @property
+    def broker_stalls(self) -> int:
+        """Broker connections the watchdog found stalled and left."""
+        return 0 if self.watchdog is None else self.watchdog.stalls
+
+    def _can_receive(self) -> bool:
+        """Whether the broker may deliver now: the database up, the receive maximum not met."""
+        return self.database_up and len(self._pending) + len(self._arrived) < RECEIVE_MAXIMUM
 
     # ------------------------------------------------------------ the broker
 
@@ -200,26 +236,14 @@ class Recorder:
     async def _listen(self) -> None:
         """Connect, subscribe and take every message; reconnect with the backoff, for ever."""
         backoff = Backoff(first=BROKER_RETRY_FIRST, cap=BROKER_RETRY_CAP)
+        where = f"{self.broker.host}:{self.broker.port}"
         while True:
             try:
                 async with self._client() as client:
                     backoff.reset()
                     await self._subscribe(client)
-                    announcer = asyncio.create_task(self._announce(client),
-                                                    name="recorder-findings")
-                    try:
-                        async for message in client.messages():
-                            self._arrived.append(Delivery(
-                                message.topic, message.payload, message.mid, message.qos,
-                                time.time(), client,
-                            ))
-                            self._wake.set()
-                    finally:
-                        announcer.cancel()
-                        with contextlib.suppress(asyncio.CancelledError, MqttError):
-                            await announcer
+                    await self._take(client, where)
             except (MqttError, OSError) as exc:
-                where = f"{self.broker.host}:{self.broker.port}"
                 if backoff.failures == 0:
                     log.warning("floor broker %s: %s (reconnecting)", where, exc)
                 else:
@@ -227,6 +251,27 @@ class Recorder:
             finally:
                 self.connected.clear()
             await asyncio.sleep(backoff.next_delay())
+
+    async def _take(self, client: MqttClient, where: str) -> None:
+        """Every message of this connection into ``_arrived``; its findings and probes out."""
+        helpers = [asyncio.create_task(self._announce(client), name="recorder-findings")]
+        if self.watchdog is not None:
+            helpers.append(asyncio.create_task(self.watchdog.watch(client, where),
+                                               name="recorder-watchdog"))
+        try:
+            async for message in client.messages():
+                if self.watchdog is not None:
+                    self.watchdog.heard(message.topic, message.payload)
+                self._arrived.append(Delivery(
+                    message.topic, message.payload, message.mid, message.qos, time.time(),
+                    client,
+                ))
+                self._wake.set()
+        finally:
+            for helper in helpers:
+                helper.cancel()
+                with contextlib.suppress(asyncio.CancelledError, MqttError):
+                    await helper
 
     async def _subscribe(self, client: MqttClient) -> None:
         self.counters.connects += 1
@@ -241,16 +286,28 @@ class Recorder:
         self.connected.set()
 
     async def _announce(self, client: MqttClient) -> None:
-        """Publish the watch's findings on this connection, each kept until its PUBACK."""
+        """Publish the watch's findings on this connection, each kept until its PUBACK.
+
+        Up to :data:`ANNOUNCE_AT_ONCE` at a time; what a lost connection did not take
+        waits for the next one.
+        """
         findings = self._findings
         while True:
             while findings:
-                topic, payload = findings[0]
-                try:
-                    await client.publish(topic, payload, qos=1)
-                except PublishRefusedError as exc:
-                    log.error("%s (the finding is in the store)", exc)  # noqa: TRY400
-                findings.popleft()
+                batch = [findings.popleft() for _ in range(min(ANNOUNCE_AT_ONCE, len(findings)))]
+                results = await asyncio.gather(
+                    *(client.publish(topic, payload, qos=1) for topic, payload in batch),
+                    return_exceptions=True,
+                )
+                unsent = [item for item, result in zip(batch, results, strict=True)
+                          if isinstance(result, MqttError)]
+                for result in results:
+                    if isinstance(result, PublishRefusedError):
+                        log.error("%s (the finding is in the store)", result)
+                findings.extendleft(reversed(unsent))
+                if unsent:
+                    return  # the connection is lost: the listener reconnects
+            self._overflowing = False
             self._findings_ready.clear()
             await self._findings_ready.wait()
 
@@ -291,9 +348,11 @@ class Recorder:
         if self.watch is not None:
             findings = await self.watch(received)
             if len(self._findings) + len(findings) > FINDINGS_MAX:
-                log.error("%d finding(s) not published: the floor broker has not taken the"
-                          " %d before them (they are in the store)", len(findings),
-                          len(self._findings))
+                if not self._overflowing:  # once until the broker has taken them all
+                    log.error("findings not published: the floor broker has not taken the"
+                              " %d before them (they are in the store)", len(self._findings))
+                self._overflowing = True
+                self.counters.findings_unpublished += len(findings)
                 findings = []
             self._findings.extend(findings)
             if findings:
@@ -402,8 +461,8 @@ class Recorder:
         if len(parts) != prefix_parts + 2 or not parts[prefix_parts]:
             return self._bad(delivery, "topic is not {prefix}/{table}/{kind}", "topic")
         table, kind = parts[prefix_parts], parts[prefix_parts + 1]
-        if f"{table}/{kind}" == SURVEILLANCE_TOPIC:
-            return None  # the recorder's own findings: kept by the check itself
+        if f"{table}/{kind}" in (SURVEILLANCE_TOPIC, watchdog.TOPIC):
+            return None  # the recorder's own findings (kept by the check) and probes
         if len(table) > MAX_TABLE:
             return self._bad(delivery, f"table name of {len(table)} characters", "topic")
         if not delivery.payload and kind in CLEARED_TOPICS:

@@ -276,16 +276,20 @@ def start_recording(db: str, args: argparse.Namespace, port: int,
 
 
 PROBE_TABLE = "bench-probe"
+STALL_LINE = "nothing delivered for"
+"""What the recorder's watchdog logs when it finds the broker connection stalled."""
 RECORDING_WITHIN = 120.0
 """Seconds the recorder may take to start and subscribe, however loaded the machine."""
 
 
-def wait_recording(port: int, db: str) -> float:
+def wait_recording(port: int, db: str, recorder: subprocess.Popen[bytes],
+                   folder: Path) -> float:
     """Seconds until the recorder stores a probe (a status on table bench-probe).
 
     The offer must not begin before the recorder has subscribed: what a table publishes
     before the recorder's session exists is not queued for it (the broker keeps only each
-    retained topic's newest body), so it would count as lost.
+    retained topic's newest body), so it would count as lost. A recorder that exits first
+    ends the bench with its log.
     """
     started = time.monotonic()
     client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="bench-probe",
@@ -298,6 +302,9 @@ def wait_recording(port: int, db: str) -> float:
             client.publish(f"baccarat/{PROBE_TABLE}/status", body, qos=1).wait_for_publish(10)
             if count(db, f"SELECT COUNT(*) FROM status WHERE tbl = '{PROBE_TABLE}'"):
                 return time.monotonic() - started
+            if recorder.poll() is not None:
+                log = (folder / "recorder.log").read_text(errors="replace")[-3000:]
+                raise SystemExit(f"the recorder exited ({recorder.returncode}):\n{log}")
             time.sleep(0.2)
     finally:
         client.disconnect()
@@ -315,7 +322,7 @@ def growth(db: str, args: argparse.Namespace, groups: list[list[tuple[str, bytes
     port = free_port()
     broker = start_broker(folder, port)
     recorder = start_recording(db, args, port, folder)
-    wait_recording(port, db)  # the recorder subscribed, its tables made
+    wait_recording(port, db, recorder, folder)  # the recorder subscribed, its tables made
     before = relation_bytes(db)
     offer = Offer(port, args.growth_tables, groups)
     offered = 0
@@ -368,7 +375,7 @@ def run(db: str, args: argparse.Namespace, groups: list[list[tuple[str, bytes]]]
     pit = Pit(port)
     pit.start()
     pit.ready.wait(10)
-    subscribed = wait_recording(port, db)  # before the offer: see wait_recording
+    subscribed = wait_recording(port, db, recorder, folder)  # before the offer
     print(f"the recorder stored its first message {subscribed:.1f} s after it was started",
           flush=True)
     offer = Offer(port, args.tables, groups)
@@ -392,9 +399,10 @@ def run(db: str, args: argparse.Namespace, groups: list[list[tuple[str, bytes]]]
     final = stored(db)
     pit.stop()
     recorder.send_signal(signal.SIGTERM)
-    recorder.wait(60)
+    exit_code = recorder.wait(60)
     broker.terminate()
     broker.wait(10)
+    stalls = (folder / "recorder.log").read_text(errors="replace").count(STALL_LINE)
     seconds = t1 - t0
     per_table_hour = (d1 - d0) / args.tables / (seconds / 3600)
     per_input = (d1 - d0) / max(1, (m1 - m0)) * (sum(map(len, groups)) / len(groups))
@@ -410,6 +418,7 @@ def run(db: str, args: argparse.Namespace, groups: list[list[tuple[str, bytes]]]
         "cards": len(pit.latencies),
         "growth_per_table_hour": per_table_hour,
         "growth_per_shoe": per_input * len(groups),
+        "stalls": stalls, "recorder_exit": exit_code,
     }
 
 
@@ -421,7 +430,8 @@ def report(r: dict[str, Any]) -> str:
         f" (worst {r['behind_worst']}), caught up in {r['catch_up_s']:.1f} s; lost {r['lost']};"
         f" card to console p50 {r['card_p50'] * 1000:.0f} ms p99 {r['card_p99'] * 1000:.0f} ms"
         f" ({r['cards']} cards); database +{r['growth_per_table_hour'] / 1e3:.0f} kB per"
-        f" table-hour, {r['growth_per_shoe'] / 1e3:.0f} kB per shoe"
+        f" table-hour, {r['growth_per_shoe'] / 1e3:.0f} kB per shoe; the watchdog's stalls"
+        f" {r['stalls']}, the recorder's exit code {r['recorder_exit']}"
     )
 
 

@@ -246,3 +246,22 @@ async def test_over_websocket_a_refused_login_says_its_reason_code(
             await table.publish("baccarat/T1/card", b"over WebSocket")
         (message,) = await _take(pit, 1)
     assert message.payload == b"over WebSocket"
+
+
+async def test_one_subscribe_for_several_topics_and_a_dropped_connection_says_why(
+    mosquitto: Mosquitto,
+) -> None:
+    async with client(mosquitto, client_id="board") as board:
+        with pytest.raises(ValueError, match="no topic"):
+            await board.subscribe()
+        await board.subscribe("baccarat/T1/card", "baccarat/T1/result", qos=1)
+        async with client(mosquitto, client_id="table") as table:
+            for kind in ("card", "edge", "result"):  # edge is not subscribed
+                await table.publish(f"baccarat/T1/{kind}", kind.encode())
+        got = await _take(board, 2)
+        board.drop("stalled: nothing delivered")
+        with pytest.raises(MqttError, match="stalled: nothing delivered"):
+            await anext(aiter(board.messages()))
+        with pytest.raises(MqttError, match="stalled"):
+            await board.publish("baccarat/T1/card", b"after the drop")
+    assert [m.payload for m in got] == [b"card", b"result"]

@@ -11,7 +11,9 @@ not stored it had not acknowledged, and the broker delivers it again; what it ha
 and not yet acknowledged (killed, or the connection lost meanwhile) comes again and is
 dropped as a duplicate by its ``(table, seq)`` key (:mod:`baccarat.floor.store`). A lost
 broker is reconnected with the package's backoff (:data:`BROKER_RETRY_FIRST` to
-:data:`BROKER_RETRY_CAP`), the first failure logged as a warning, repeats at debug level.
+:data:`BROKER_RETRY_CAP`), the first failure logged as a warning, repeats at debug level;
+a connection that stays up but delivers nothing is found by the watchdog
+(:mod:`baccarat.floor.watchdog`) and left the same way.
 
 Every body is screened first (:mod:`baccarat.floor.bodies`: its topic decides its type);
 what must not be stored, and what the database refuses when it is tried alone (a batch it

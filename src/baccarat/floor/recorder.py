@@ -38,6 +38,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import itertools
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -137,6 +138,8 @@ class Delivery:
     received: float
     connection: MqttClient | None = field(default=None, compare=False, repr=False)
     """The connection that delivered it, the only one that may acknowledge it."""
+    probe: bool = False
+    """The watchdog's probe: acknowledged in its turn, but no table's message (no lag)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,8 +224,12 @@ class Recorder:
         return 0 if self.watchdog is None else self.watchdog.stalls
 
     def _can_receive(self) -> bool:
-        """Whether the broker may deliver now: the database up, the receive maximum not met."""
-        return self.database_up and len(self._pending) + len(self._arrived) < RECEIVE_MAXIMUM
+        """Whether the broker has no reason to hold back: all received is stored and acked.
+
+        While a batch is stored (or waits for the database) the broker may rightly wait
+        for PUBACKs (the receive maximum, or its own limit of messages in flight).
+        """
+        return self.database_up and not self._pending and not self._arrived
 
     # ------------------------------------------------------------ the broker
 
@@ -262,11 +269,12 @@ class Recorder:
                                                name="recorder-watchdog"))
         try:
             async for message in client.messages():
-                if self.watchdog is not None:
-                    self.watchdog.heard(message.topic, message.payload)
+                probe = self.watchdog is not None and self.watchdog.heard(
+                    message.topic, message.payload
+                )
                 self._arrived.append(Delivery(
                     message.topic, message.payload, message.mid, message.qos, time.time(),
-                    client,
+                    client, probe,
                 ))
                 self._wake.set()
         finally:
@@ -430,12 +438,14 @@ class Recorder:
         return self._unavailable_since is None
 
     def lag(self) -> tuple[int, float]:
-        """Messages received and not yet acknowledged, and the age of the oldest (seconds)."""
-        waiting = len(self._pending) + len(self._arrived)
-        oldest = self._pending[0] if self._pending else (
-            self._arrived[0] if self._arrived else None
-        )
-        return waiting, 0.0 if oldest is None else max(0.0, time.time() - oldest.received)
+        """Messages received and not yet acknowledged, and the age of the oldest (seconds).
+
+        The watchdog's probes are not counted: they wait in their turn, but are no table's.
+        """
+        waiting = [d for d in itertools.chain(self._pending, self._arrived) if not d.probe]
+        if not waiting:
+            return 0, 0.0
+        return len(waiting), max(0.0, time.time() - waiting[0].received)
 
     async def _report_lag(self) -> None:
         """Every LAG_EVERY seconds while behind, a log line with the lag; one when caught up."""

@@ -6,8 +6,8 @@ recorder publishes a probe to itself every :data:`PROBE_EVERY` seconds (QoS 1, o
 ``{prefix}/floor/probe``, which its own subscription brings back; no table is named
 ``floor``), and the probe goes through the session's queue like any table's message. If,
 while a probe is due back, nothing at all has come from the broker for ``timeout``
-seconds, and the recorder could take more (its database up, fewer messages waiting than
-its receive maximum, so the broker has no reason to hold back), the connection is stalled:
+seconds, and the recorder holds nothing the broker could be waiting for (everything it
+received stored and acknowledged, its database up), the connection is stalled:
 the recorder logs an error, counts it (``baccarat_recorder_broker_stalls_total``) and drops
 the connection. It then reconnects as after any loss, and its persistent session gives
 back every message it had not acknowledged: nothing is lost.
@@ -46,7 +46,7 @@ class BrokerWatchdog:
     def __init__(
         self, prefix: str, recorder_id: str, timeout: float, can_receive: Callable[[], bool],
     ) -> None:
-        """``can_receive``: whether the broker may deliver now (the recorder is not full)."""
+        """``can_receive``: whether the broker has no reason to hold back its deliveries."""
         self.topic = f"{prefix}/{TOPIC}"
         self.timeout = timeout
         self.stalls = 0
@@ -63,17 +63,23 @@ class BrokerWatchdog:
         """Whether the last probe came back (or none was sent)."""
         return self._due is None
 
-    def heard(self, topic: str, payload: bytes) -> None:
-        """Note a message from the broker (any); a probe of ours is back."""
+    def heard(self, topic: str, payload: bytes) -> bool:
+        """Note a message from the broker (any); whether it is a probe (a recorder's).
+
+        A probe of ours that was due is back.
+        """
         self._heard = asyncio.get_running_loop().time()
-        if topic != self.topic or self._due is None:
-            return
+        if topic != self.topic:
+            return False
+        if self._due is None:
+            return True
         with contextlib.suppress(ValueError, TypeError, AttributeError):
             body = json.loads(payload)
             if (body.get("recorder"), body.get("run"), body.get("probe")) == (
                 self._recorder, self._run, self._due
             ):
                 self._due = None
+        return True
 
     async def watch(self, client: MqttClient, where: str) -> None:
         """Probe this connection until it stalls, then drop it (its owner reconnects)."""

@@ -17,7 +17,13 @@ the database's growth per table-hour and per shoe; then whether anything was los
 offered ``seq`` in the database, as a fact or as a derived view's place).
 
     python bench/floor_traffic.py [--tables 1000] [--seconds 60] [--postgres]
-                                  [--recorder-src DIR]
+                                  [--recorder-src DIR] [--broker-log-all] [--keep DIR]
+
+The offer begins once the recorder has stored a probe (it has subscribed: what a table
+publishes before the recorder's session exists is never queued for it), and ends once
+the broker has acknowledged all of it; a recorder that exits ends the bench with its log.
+``--broker-log-all`` has the timed run's mosquitto log every packet (``log_type all``),
+``--keep DIR`` keeps each run's folder (logs, database) to read afterwards.
 
 ``--recorder-src DIR`` runs the recorder from another checkout's ``src`` (the figures
 before issue 22: ``git archive <commit> src | tar -x -C DIR``).

@@ -23,6 +23,8 @@ from typing import Any
 
 import pytest
 
+from baccarat.floor.recorder import BrokerAddress, Recorder, RecorderFailedError
+from baccarat.floor.store import open_store
 from floor.test_recorder import (
     FLOOR_BROKER,
     RecorderProcess,
@@ -124,3 +126,29 @@ async def test_a_broker_that_stops_delivering_is_left_by_the_watchdog_and_nothin
     assert proxy.connections == 2  # the stalled connection, then the new one
     assert "(session resumed)" in log
     assert sorted(stored_by_table(db)["T1"]) == list(range(1, 21))
+
+
+async def test_a_failing_task_ends_the_recorder_with_its_error(
+    tmp_path: Path, mosquitto_factory: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Not a recorder left running without the task that stores (it would store nothing)."""
+    broker: Mosquitto = mosquitto_factory(persistence=True, extra_config=FLOOR_BROKER)
+
+    async def broken_watch(received: list[Any]) -> list[tuple[str, bytes]]:
+        raise RuntimeError("a fault of ours in the shuffle check")
+
+    store = open_store(str(tmp_path / "floor.db"))
+    recorder = Recorder(BrokerAddress(port=broker.port), store, watch=broken_watch)
+    stop = asyncio.Event()
+    try:
+        running = asyncio.create_task(recorder.run(stop))
+        await asyncio.wait_for(recorder.connected.wait(), WITHIN)
+        async with broker.client() as table:
+            await table.publish("baccarat/T1/card", json.dumps(card_body(1)), qos=1)
+        with pytest.raises(RecorderFailedError, match="recorder-store") as failed:
+            await asyncio.wait_for(running, WITHIN)
+    finally:
+        stop.set()
+        store.close()
+    assert isinstance(failed.value.__cause__, RuntimeError)
+    assert "the recorder's task recorder-store ended" in caplog.text

@@ -210,8 +210,7 @@ class Recorder:
         finally:
             for task in [stopping, *tasks]:  # nothing more acknowledged, then a DISCONNECT
                 task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+            await asyncio.gather(stopping, *tasks, return_exceptions=True)  # said below
         for task in done - {stopping}:
             log.critical("the recorder's task %s ended", task.get_name(),
                          exc_info=task.exception())
@@ -267,6 +266,8 @@ class Recorder:
         if self.watchdog is not None:
             helpers.append(asyncio.create_task(self.watchdog.watch(client, where),
                                                name="recorder-watchdog"))
+        for helper in helpers:  # one that fails ends the connection, and raises below
+            helper.add_done_callback(lambda task: _failed(task, client))
         try:
             async for message in client.messages():
                 probe = self.watchdog is not None and self.watchdog.heard(
@@ -521,6 +522,12 @@ class Recorder:
                             message.table, seq, last, seq - last - 1)
             if last is None or seq > last:
                 counters.last_seq[message.table] = seq
+
+
+def _failed(task: asyncio.Task[None], client: MqttClient) -> None:
+    """A connection's helper that failed (a fault of ours) ends the connection."""
+    if not task.cancelled() and not isinstance(task.exception(), MqttError | None):
+        client.drop(f"the recorder's {task.get_name()} failed")
 
 
 def _quarantined(message: Received, reason: str) -> Quarantined:

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 from collections.abc import Callable
-from functools import partial
 from typing import Final
 
 from prometheus_client import CONTENT_TYPE_LATEST
@@ -30,6 +30,8 @@ MAX_CONNECTIONS: Final = 32
 """Connections served at once; one more is closed at once, unread. Every connection holds a
 file descriptor, and so does every write of the journal or the database: idle connections
 by the thousand must not stop the process (a scraper needs one)."""
+ACCEPT_RETRY: Final = 0.5
+"""Seconds to wait after a connection could not be taken (no file descriptor left)."""
 Page = Callable[[], bytes]
 """Builds the metrics page, in Prometheus' text format."""
 
@@ -40,34 +42,55 @@ async def serve_page(page: Page, host: str, port: int, *, name: str = "metrics")
     A port that cannot be had is logged (as ``name``) and this returns: metrics are never a
     reason to stop.
     """
-    served: set[asyncio.StreamWriter] = set()
     try:
-        server = await asyncio.start_server(partial(_admit, page, served), host, port)
+        listener = socket.create_server((host, port), backlog=MAX_CONNECTIONS)
     except OSError as exc:
         log.error(  # noqa: TRY400 - one line, no traceback: the cause is in the text
             "%s: cannot listen on %s:%d: %s", name, host, port, exc.strerror or exc
         )
         return
     log.info("%s on http://%s:%d/metrics", name, host, port)
-    async with server:
-        await server.serve_forever()
+    with listener:
+        listener.setblocking(False)
+        await _accept(page, listener)
 
 
-async def _admit(
-    page: Page,
-    served: set[asyncio.StreamWriter],
-    reader: asyncio.StreamReader,
-    writer: asyncio.StreamWriter,
-) -> None:
-    """Answer the connection, or close it at once if :data:`MAX_CONNECTIONS` are served."""
-    if len(served) >= MAX_CONNECTIONS:
-        writer.transport.abort()
-        return
-    served.add(writer)
+async def _accept(page: Page, listener: socket.socket) -> None:
+    """Take one connection at a time; past :data:`MAX_CONNECTIONS`, close it at once, unread.
+
+    One at a time, so that a flood of connections holds at most :data:`MAX_CONNECTIONS`
+    file descriptors (and the one just taken), whatever the loop's delay: the journal's
+    next file must always find one.
+    """
+    loop = asyncio.get_running_loop()
+    served: set[asyncio.Task[None]] = set()
     try:
-        await _answer(page, reader, writer)
+        while True:
+            try:
+                connection, _ = await loop.sock_accept(listener)
+            except OSError as exc:  # no descriptor left for now, or a connection gone
+                log.warning("metrics: cannot accept a connection: %s", exc.strerror or exc)
+                await asyncio.sleep(ACCEPT_RETRY)
+                continue
+            if len(served) >= MAX_CONNECTIONS:
+                connection.close()
+                continue
+            task = asyncio.create_task(_admit(page, connection))
+            served.add(task)
+            task.add_done_callback(served.discard)
     finally:
-        served.discard(writer)
+        for task in served:
+            task.cancel()
+
+
+async def _admit(page: Page, connection: socket.socket) -> None:
+    """Answer one connection."""
+    try:
+        reader, writer = await asyncio.open_connection(sock=connection)
+    except OSError:
+        connection.close()
+        return
+    await _answer(page, reader, writer)
 
 
 async def _answer(page: Page, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

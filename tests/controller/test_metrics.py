@@ -13,6 +13,7 @@ import re
 import socket
 import urllib.error
 import urllib.request
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -49,31 +50,38 @@ def sample(page: str, name: str, labels: str = "") -> float:
     return float(found.group(1))
 
 
-def metrics_daemon(folder: Path, mosquitto: Mosquitto, shoe_path: str, port: int) -> Daemon:
-    """A daemon with no burn on a framed shoe, serving its metrics on ``port``."""
-    return Daemon(
-        folder, mosquitto, device=shoe_path, rules={"burn": "none"},
-        env={"BACCARAT_METRICS__PORT": str(port)},
-    )
+@contextlib.asynccontextmanager
+async def a_metrics_table(
+    folder: Path, mosquitto: Mosquitto
+) -> AsyncIterator[tuple[VirtualShoe, Recorder, Daemon, int]]:
+    """A daemon with no burn on a framed shoe, its metrics on a free port, and a board.
 
-
-async def test_metrics_count_what_was_dealt(tmp_path: Path, mosquitto: Mosquitto) -> None:
+    Yields the shoe, the board, the daemon (started) and the port.
+    """
     port = free_port()
-    shoe_path = str(tmp_path / "shoe")
+    shoe_path = str(folder / "shoe")
     async with VirtualShoe(shoe_path, "framed", baud=115200) as shoe:
-        daemon = metrics_daemon(tmp_path, mosquitto, shoe_path, port)
+        daemon = Daemon(
+            folder, mosquitto, device=shoe_path, rules={"burn": "none"},
+            env={"BACCARAT_METRICS__PORT": str(port)},
+        )
         try:
             async with Recorder(mosquitto) as board:
                 await asyncio.to_thread(daemon.start)
-                shoe.send(ShoeInserted())
-                for code in ROUND:
-                    shoe.send(CardDrawn(parse_card(code)))
-                await board.wait_for(lambda b: bool(b.bodies("result")), WITHIN)
-                shoe.send(UnreadableCard(b""))  # held aside by its alarm, out of the shoe
-                await board.wait_for(lambda b: bool(b.bodies("alarm")), WITHIN)
-                page = await asyncio.to_thread(scrape, port)
+                yield shoe, board, daemon, port
         finally:
             daemon.close()
+
+
+async def test_metrics_count_what_was_dealt(tmp_path: Path, mosquitto: Mosquitto) -> None:
+    async with a_metrics_table(tmp_path, mosquitto) as (shoe, board, daemon, port):
+        shoe.send(ShoeInserted())
+        for code in ROUND:
+            shoe.send(CardDrawn(parse_card(code)))
+        await board.wait_for(lambda b: bool(b.bodies("result")), WITHIN)
+        shoe.send(UnreadableCard(b""))  # held aside by its alarm, out of the shoe
+        await board.wait_for(lambda b: bool(b.bodies("alarm")), WITHIN)
+        page = await asyncio.to_thread(scrape, port)
     assert f"metrics on http://127.0.0.1:{port}/metrics" in daemon.log()
     assert sample(page, "baccarat_cards_total") == len(ROUND) + 1
     assert sample(page, "baccarat_burned_total") == 0

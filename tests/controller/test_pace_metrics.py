@@ -13,9 +13,7 @@ from pathlib import Path
 from baccarat.cards import parse_card
 from baccarat.drivers.events import CardDrawn, ShoeInserted
 from baccarat.rules.pace import pace
-from baccarat.sim_hardware.virtual_shoe import VirtualShoe
-from controller.test_metrics import ROUND, WITHIN, free_port, metrics_daemon, sample, scrape
-from support.daemon import Recorder
+from controller.test_metrics import ROUND, WITHIN, a_metrics_table, sample, scrape
 from support.mosquitto import Mosquitto
 
 GAP = 0.4
@@ -25,25 +23,17 @@ GAP = 0.4
 async def test_the_pace_of_the_shoe_in_play_is_on_the_page(
     tmp_path: Path, mosquitto: Mosquitto
 ) -> None:
-    port = free_port()
-    shoe_path = str(tmp_path / "shoe")
-    async with VirtualShoe(shoe_path, "framed", baud=115200) as shoe:
-        daemon = metrics_daemon(tmp_path, mosquitto, shoe_path, port)
-        try:
-            async with Recorder(mosquitto) as board:
-                await asyncio.to_thread(daemon.start)
-                shoe.send(ShoeInserted())
-                shoe.send(CardDrawn(parse_card(ROUND[0])))
-                await board.wait_for(lambda b: bool(b.bodies("card")), WITHIN)
-                before = await asyncio.to_thread(scrape, port)
-                for n in range(4):
-                    for code in ROUND[1:] if n == 0 else ROUND:
-                        shoe.send(CardDrawn(parse_card(code)))
-                    await board.wait_for(lambda b, n=n: len(b.bodies("result")) == n + 1, WITHIN)
-                    await asyncio.sleep(GAP)
-                page = await asyncio.to_thread(scrape, port)
-        finally:
-            daemon.close()
+    async with a_metrics_table(tmp_path, mosquitto) as (shoe, board, _, port):
+        shoe.send(ShoeInserted())
+        shoe.send(CardDrawn(parse_card(ROUND[0])))
+        await board.wait_for(lambda b: bool(b.bodies("card")), WITHIN)
+        before = await asyncio.to_thread(scrape, port)
+        for n in range(4):
+            for code in ROUND[1:] if n == 0 else ROUND:
+                shoe.send(CardDrawn(parse_card(code)))
+            await board.wait_for(lambda b, n=n: len(b.bodies("result")) == n + 1, WITHIN)
+            await asyncio.sleep(GAP)
+        page = await asyncio.to_thread(scrape, port)
     assert sample(before, "baccarat_shoe_rounds", 'shoe=""') == 0
     assert math.isnan(sample(before, "baccarat_shoe_seconds_per_round", 'shoe=""'))
     ends = [b["ts"] for b in board.bodies("result")]

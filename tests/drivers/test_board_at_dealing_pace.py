@@ -26,9 +26,9 @@ from baccarat.controller.config import Config
 from baccarat.drivers.events import CardDrawn, DealerButton
 from baccarat.sim_hardware.dealer import Dealer, Step
 from baccarat.sim_hardware.virtual_shoe import VirtualShoe
-from support.daemon import Daemon, Recorder
+from support.daemon import Daemon
 from support.mosquitto import Mosquitto
-from support.slow_pit import SlowPit
+from support.slow_pit import a_slow_pit
 from support.table_truth import check
 
 CARD_PACE = 1.0
@@ -66,37 +66,28 @@ async def test_a_shoe_at_a_card_a_second_with_a_quiet_gap_and_a_restart(
     async with VirtualShoe(shoe_path, "framed", baud=115200) as shoe:
         daemon = Daemon(tmp_path, mosquitto, device=shoe_path, profile="house6",
                         rules={"decks": DECKS}, open_mode=None)
-        try:
-            async with Recorder(mosquitto) as board, mosquitto.client() as client:
-                await asyncio.to_thread(daemon.start)
-                pit = SlowPit(board, client, PIT_DELAY)
-                pit_task = asyncio.create_task(pit.run())
-                try:
-                    async with asyncio.timeout(300):
-                        for step in dealer.steps():
-                            if step.round_no > ROUNDS:
-                                break
-                            if _is_open(step, 4):
-                                await asyncio.sleep(QUIET)  # heartbeats only
-                            if _is_open(step, 6):  # a quiet moment: the shoe waits
-                                await shoe.dealer_ready(step.event)
-                                assert await asyncio.to_thread(daemon.stop) == 0
-                                await asyncio.sleep(2.0)
-                                await asyncio.to_thread(daemon.start)
-                                restarted = True
-                            await shoe.dealer_ready(step.event)
-                            if shoe.send(step.event):
-                                played.append(step)
-                            card = isinstance(step.event, CardDrawn)
-                            await asyncio.sleep(CARD_PACE if card else BUTTON_PACE)
-                        await shoe.drain()
-                        await board.wait_for(
-                            lambda b: not b.bodies("alarms")[-1]["alarms"], PIT_DELAY * 10
-                        )
-                finally:
-                    pit_task.cancel()
-        finally:
-            daemon.close()
+        async with a_slow_pit(daemon, mosquitto, PIT_DELAY) as (board, _):
+            async with asyncio.timeout(300):
+                for step in dealer.steps():
+                    if step.round_no > ROUNDS:
+                        break
+                    if _is_open(step, 4):
+                        await asyncio.sleep(QUIET)  # heartbeats only
+                    if _is_open(step, 6):  # a quiet moment: the shoe waits
+                        await shoe.dealer_ready(step.event)
+                        assert await asyncio.to_thread(daemon.stop) == 0
+                        await asyncio.sleep(2.0)
+                        await asyncio.to_thread(daemon.start)
+                        restarted = True
+                    await shoe.dealer_ready(step.event)
+                    if shoe.send(step.event):
+                        played.append(step)
+                    card = isinstance(step.event, CardDrawn)
+                    await asyncio.sleep(CARD_PACE if card else BUTTON_PACE)
+                await shoe.drain()
+                await board.wait_for(
+                    lambda b: not b.bodies("alarms")[-1]["alarms"], PIT_DELAY * 10
+                )
     assert restarted
     made = dict(dealer.mistakes_made)
     assert made == MISTAKES, made

@@ -27,9 +27,9 @@ from baccarat.controller.config import Config
 from baccarat.drivers.events import ShoeRemoved
 from baccarat.sim_hardware.dealer import Dealer, Step
 from baccarat.sim_hardware.virtual_shoe import VirtualShoe
-from support.daemon import Daemon, Recorder, replay_journal
+from support.daemon import Daemon, replay_journal
 from support.mosquitto import Mosquitto
-from support.slow_pit import dealt_with_a_slow_pit
+from support.slow_pit import a_slow_pit, dealt
 from support.table_truth import check
 
 PACE = 0.04
@@ -80,12 +80,8 @@ async def test_every_published_result_is_a_round_the_dealer_dealt(
     ) as shoe:
         daemon = Daemon(tmp_path, mosquitto, device=shoe_path, profile=profile,
                         rules={"decks": DECKS}, open_mode=None)
-        try:
-            async with Recorder(mosquitto) as board, mosquitto.client() as client:
-                await asyncio.to_thread(daemon.start)
-                await dealt_with_a_slow_pit(board, client, PIT_DELAY, deal(shoe, dealer, played))
-        finally:
-            daemon.close()
+        async with a_slow_pit(daemon, mosquitto, PIT_DELAY) as (board, _):
+            await dealt(deal(shoe, dealer, played), PIT_DELAY)
     assert "rounds open on the dealer's 'open' (open_mode explicit)" in daemon.log()
     bodies = list(board.by_seq().values())
     checked = check(bodies, played, dealer.mistakes_made, pausing=pausing,

@@ -28,9 +28,9 @@ from baccarat.sim_hardware.virtual_shoe import VirtualShoe
 from controller.engine.test_dealer_and_slow_pit import table_profile
 from drivers.test_board_shows_the_table import PIT_DELAY, deal
 from floor.test_recorder import DECKS, FLOOR_BROKER, RecorderProcess, recording
-from support.daemon import Daemon, Recorder
+from support.daemon import Daemon
 from support.mosquitto import Mosquitto
-from support.slow_pit import dealt_with_a_slow_pit
+from support.slow_pit import a_slow_pit, dealt
 
 SEED = 5
 """A shoe with held cards burned, a round voided and a result declared again."""
@@ -88,13 +88,11 @@ async def test_derived_views_rebuilt_from_the_facts_equal_what_the_table_publish
         daemon = Daemon(tmp_path / "T1", broker, device=link, rules={"decks": DECKS},
                         open_mode=None)
         try:
-            async with Recorder(broker) as board, broker.client() as client:
-                await asyncio.to_thread(daemon.start)
-                await dealt_with_a_slow_pit(board, client, PIT_DELAY, deal(shoe, dealer, played))
-            last = max(truth)
-            await _stored_up_to(db_url, last)
+            async with a_slow_pit(daemon, broker, PIT_DELAY):
+                await dealt(deal(shoe, dealer, played), PIT_DELAY)
+                last = max(truth)
+                await _stored_up_to(db_url, last)
         finally:
-            daemon.close()
             recorder.stop()
             stop.set()
             listening.cancel()

@@ -120,6 +120,16 @@ def round_winner(steps: list[Step], round_no: int) -> str:
     return winner(total(values["P"]), total(values["B"]))
 
 
+@contextlib.asynccontextmanager
+async def console_page(broker: Mosquitto, folder: Path) -> AsyncIterator[Page]:
+    """The console served for ``broker`` and opened, ready, in Chromium at 1280x800."""
+    config = page_config(broker.host, broker.websockets_port, None, "baccarat")
+    async with PitServer(config, config) as server, Chromium.launch(folder / "c") as browser:
+        page = await browser.open(server.url, width=1280, height=800)
+        await page.wait_for("document.body.dataset.ready === 'true'", limit=WAIT)
+        yield page
+
+
 async def log_in(page: Page, username: str, password: str) -> None:
     await page.wait_for("document.body.dataset.ready === 'true'", limit=WAIT)
     await page.evaluate(
@@ -415,10 +425,7 @@ async def test_the_consoles_rules_for_alarms_and_limits(
     broker: Mosquitto, tmp_path: Path
 ) -> None:
     """What console.js offers for each alarm, and what it says of wrong limits."""
-    config = page_config(broker.host, broker.websockets_port, None, "baccarat")
-    async with PitServer(config, config) as server, Chromium.launch(tmp_path / "c") as browser:
-        page = await browser.open(server.url, width=1280, height=800)
-        await page.wait_for("document.body.dataset.ready === 'true'", limit=WAIT)
+    async with console_page(broker, tmp_path) as page:
         found = await page.evaluate("""(async () => {
           const c = await import('/console.js');
           // a text is a label's three (pit_labels.js): English first

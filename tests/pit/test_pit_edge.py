@@ -14,13 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from baccarat.boards.web_server import page_config
 from baccarat.controller.edge_watch import CardsOut, edge_message
-from baccarat.pit.server import PitServer
 from baccarat.rules.edge import cards_left, live_odds
 from baccarat.rules.profiles import load_profile
-from boards.chromium_cdp import Chromium
 from boards.web_pages import in_chromium
+from pit.test_pit_console import console_page
 from support.mosquitto import Mosquitto
 from support.tables import Table, of
 
@@ -53,10 +51,7 @@ def bodies() -> dict[str, str]:
 async def test_the_console_keeps_the_edge_and_queues_advantage(
     broker: Mosquitto, tmp_path: Path
 ) -> None:
-    config = page_config(broker.host, broker.websockets_port, None, "baccarat")
-    async with PitServer(config, config) as server, Chromium.launch(tmp_path / "c") as browser:
-        page = await browser.open(server.url, width=1280, height=800)
-        await page.wait_for("document.body.dataset.ready === 'true'", limit=WAIT)
+    async with console_page(broker, tmp_path) as page:
         found = await page.evaluate("""(async (b) => {
           const c = await import('/console.js');
           const e = await import('/edge.js');

@@ -30,6 +30,10 @@ from support.mosquitto import Mosquitto, _die_with_parent
 READY_TIMEOUT = 20.0
 
 
+LOG_TAIL = 6000
+"""Bytes of a closed daemon's log printed with the test's output."""
+
+
 class Daemon:
     """``baccarat run`` in a process of its own, with a config file written for it."""
 
@@ -148,10 +152,16 @@ class Daemon:
             self._process.wait()
 
     def close(self) -> None:
-        """Whatever state it is in, make sure it is gone."""
+        """Whatever state it is in, make sure it is gone.
+
+        The end of its log is printed: pytest shows it with a failed test's output.
+        """
         with contextlib.suppress(AssertionError):
             self.stop()
         self.kill()
+        with contextlib.suppress(OSError):
+            tail = self.log_file.read_bytes()[-LOG_TAIL:].decode(errors="replace")
+            print(f"--- the end of {self.log_file} ---\n{tail}")
 
     def journal_files(self) -> list[Path]:
         """The journal's shoe files, oldest first."""
@@ -251,8 +261,11 @@ class Recorder:
             for _, body in self.received:
                 kinds[body.get("type", "?")] = kinds.get(body.get("type", "?"), 0) + 1
             alarms = self.bodies("alarm")[:3]
+            faults = [b.get("text") for t, b in self.received if t.endswith("/fault")]
+            seqs = [b["seq"] for _, b in self.received if isinstance(b.get("seq"), int)]
             raise TimeoutError(
-                f"condition not met; received {kinds}; first alarms: {alarms}"
+                f"condition not met; received {kinds}; newest seq {max(seqs, default=None)};"
+                f" faults: {faults}; first alarms: {alarms}"
             ) from None
 
     def bodies(self, kind: str | None = None) -> list[dict[str, Any]]:

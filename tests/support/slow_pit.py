@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import AsyncIterator, Awaitable
+from contextlib import asynccontextmanager
 from typing import Any
 
-from support.daemon import Recorder
+from support.daemon import Daemon, Recorder
+from support.mosquitto import Mosquitto
 from support.table_truth import Body, correction
 
 
@@ -51,17 +53,29 @@ class SlowPit:
                 await self.client.publish(f"baccarat/T1/cmd/{name}/pit-ana", body, qos=1)
 
 
-async def dealt_with_a_slow_pit(
-    board: Recorder, client: Any, delay: float, dealing: Awaitable[None]
-) -> None:
-    """Await ``dealing`` (200 s at most) while a :class:`SlowPit` settles the alarms.
+@asynccontextmanager
+async def a_slow_pit(
+    daemon: Daemon, broker: Mosquitto, delay: float
+) -> AsyncIterator[tuple[Recorder, SlowPit]]:
+    """Start ``daemon`` with a board and a :class:`SlowPit` settling its alarms; yield both.
 
-    Then the pit has the time to settle the last ones.
+    On the way out the pit stops and the daemon is closed; the board keeps what it received.
     """
-    pit_task = asyncio.create_task(SlowPit(board, client, delay).run())
     try:
-        async with asyncio.timeout(200):
-            await dealing
-        await asyncio.sleep(delay * 6)
+        async with Recorder(broker) as board, broker.client() as client:
+            await asyncio.to_thread(daemon.start)
+            pit = SlowPit(board, client, delay)
+            task = asyncio.create_task(pit.run())
+            try:
+                yield board, pit
+            finally:
+                task.cancel()
     finally:
-        pit_task.cancel()
+        daemon.close()
+
+
+async def dealt(dealing: Awaitable[None], delay: float) -> None:
+    """Await ``dealing`` (200 s at most), then six pit delays to settle the last alarms."""
+    async with asyncio.timeout(200):
+        await dealing
+    await asyncio.sleep(delay * 6)

@@ -14,7 +14,7 @@ import logging
 import os
 import tomllib
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Final, Literal
 
 from pydantic import (
     BaseModel,
@@ -89,6 +89,10 @@ class DeviceConfig(_Section):
         return self
 
 
+OUTBOX_LIMIT: Final = 500_000
+"""Messages the outbox holds by default (days of broker outage: bench/README.md)."""
+
+
 class BrokerConfig(_Section):
     """The table's MQTT broker."""
 
@@ -108,6 +112,11 @@ class BrokerConfig(_Section):
     mqtt_version: Literal["5", "3.1.1"] = Field(
         default="5",
         description="MQTT 5 carries commands' response topics; 3.1.1 for a broker without it.",
+    )
+    outbox_limit: int = Field(
+        default=OUTBOX_LIMIT, ge=100,
+        description="Messages kept for the broker at most; past it the oldest are dropped "
+        "(they remain in the journal) and an outbox_full alarm says so.",
     )
 
     @model_validator(mode="after")

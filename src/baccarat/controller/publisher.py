@@ -46,7 +46,7 @@ from typing import Final
 
 from baccarat import __version__
 from baccarat.backoff import Backoff
-from baccarat.controller.config import BrokerConfig
+from baccarat.controller.config import OUTBOX_LIMIT, BrokerConfig
 from baccarat.mqtt import (
     MqttClient,
     MqttError,
@@ -68,9 +68,6 @@ PUBLISH_TIMEOUT: Final = 10.0
 """Seconds to wait for a PUBACK before the connection is taken as lost."""
 MAX_INFLIGHT: Final = 64
 """Messages sent and not yet acknowledged, at most."""
-OUTBOX_LIMIT: Final = 500_000
-"""Messages the outbox holds at most (days of broker outage: bench/README.md); past it the
-oldest is dropped and counted. They remain in the journal."""
 
 REFUSALS_REMEMBERED: Final = 64
 """Refused (topic, reason code) pairs logged once each; past that, each is logged."""
@@ -113,6 +110,10 @@ class Outbox:
     """
 
     def __init__(self, limit: int = OUTBOX_LIMIT) -> None:
+        """Hold ``limit`` messages at most; past it drop the oldest and count it.
+
+        A dropped message remains in the journal; the table raises ``outbox_full``.
+        """
         self._entries: deque[Entry] = deque()
         self._sent = 0  # entries at the front already handed to the connection
         self._limit = limit

@@ -29,14 +29,7 @@ from typing import Any, Final
 
 from baccarat.controller import sdnotify
 from baccarat.controller.clock import TableClock
-from baccarat.controller.commands import (
-    CommandError,
-    Reply,
-    command_origin,
-    parse_command,
-    reply,
-    shown,
-)
+from baccarat.controller.command_desk import CommandDesk
 from baccarat.controller.config import Config
 from baccarat.controller.device_inputs import (
     BadDataSummary,
@@ -84,6 +77,10 @@ DRAIN_TIMEOUT: Final = 3.0
 FAULT_REPORT_TIMEOUT: Final = 10.0
 """Seconds, after a journal fault, to reach the broker and hand it the fault, at most."""
 
+DROPS_REPORTED_EVERY: Final = 100_000
+"""Messages dropped by a full outbox between two ``outbox_full`` alarms (the first drop
+raises one)."""
+
 
 class Table:
     """The wiring of one table: journal, engine, outbox, publisher, device."""
@@ -98,13 +95,17 @@ class Table:
             table=config.table,
         )
         self.device: DeviceSource | None = None
-        self.outbox = Outbox()
+        self.outbox = Outbox(config.broker.outbox_limit)
+        self._drops_reported = 0  # the outbox's drops an outbox_full alarm has named
+        self.commands = CommandDesk(config, self.outbox, self.handle, self.now)
+        self.on_command = self.commands.on_command
+        """An operator command: validate, apply, reply (:class:`CommandDesk`)."""
         self.publisher = Publisher(
             config.broker,
             topic_base=f"{config.topic_prefix}/{config.table}",
             table=config.table,
             outbox=self.outbox,
-            on_command=self.on_command,
+            on_command=self.commands.on_command,
             on_refusal=self.on_publish_refusal,
         )
         self.engine = Engine(self.profile)
@@ -289,7 +290,28 @@ class Table:
         finding = self.shuffle.observe(inp, self.engine)
         if finding is not None:  # the shuffle check's notice, journaled as an input
             self.handle(finding)
+        self._report_drops()
         return outcome
+
+    def _report_drops(self) -> None:
+        """Journal an ``outbox_full`` alarm when a full outbox has dropped messages.
+
+        At the first drop and every :data:`DROPS_REPORTED_EVERY` after; it is queued with the
+        newest messages, which the broker gets once it is back.
+        """
+        dropped = self.outbox.dropped
+        if dropped == self._drops_reported or (
+            self._drops_reported and dropped < self._drops_reported + DROPS_REPORTED_EVERY
+        ):
+            return
+        self._drops_reported = dropped
+        oldest = next((m.seq for m in self.outbox if m.seq is not None), None)
+        self.handle(DeviceReport("outbox_full", (
+            f"the broker has been away so long that the outbox is full "
+            f"({len(self.outbox)} messages): {dropped} of the oldest dropped so far, "
+            f"the oldest still kept is seq {oldest}; the dropped ones remain in the journal "
+            "(baccarat journal show --messages)"
+        ), ts=self.now()))
 
     def _tell_device_alarms(self) -> None:
         """Tell the device the alarms that wait for a person (a framed shoe stops the dealer).
@@ -360,58 +382,6 @@ class Table:
         with contextlib.suppress(JournalError):  # handle has stopped the table
             self.handle(report)
 
-    async def on_command(
-        self, name: str, body: bytes, response_topic: str | None, retained: bool = False
-    ) -> None:
-        """An operator command: validate, apply, reply. Never raises: any body gets a reply.
-
-        A retained command is not executed: the broker hands it out again at every
-        connection, so it would be executed again at every restart.
-        """
-        try:
-            if retained:
-                self._ignore_retained(name, response_topic)
-            else:
-                self._command(name, body, response_topic)
-        except Exception:  # a bug, not the body: log it, answer, keep the session up
-            log.exception("command %s (%d bytes): failed", shown(name), len(body))
-            error = "internal error: the controller could not handle this command (see its log)"
-            self._reply(response_topic, reply(name, error=error))
-
-    def _ignore_retained(self, name: str, response_topic: str | None) -> None:
-        topic = self.config.topic(f"cmd/{name}")
-        log.warning(
-            "retained command on %s ignored: commands must not be retained (clear it with an "
-            "empty retained message)", topic,
-        )
-        error = "retained command, not executed: a command is sent once, without retain"
-        self._reply(response_topic, reply(name, error=error))
-
-    def _command(self, topic_name: str, body: bytes, response_topic: str | None) -> None:
-        """``topic_name`` is what follows ``cmd/``: ``void``, or ``void/<operator>``."""
-        name, _, operator = topic_name.partition("/")
-        try:
-            inp, request_id = parse_command(
-                name, body, ts=self.now(), test_decks=self.config.allow_test_decks
-            )
-            inp = dataclasses.replace(inp, origin=command_origin(operator))
-        except CommandError as exc:
-            self._reply(response_topic, reply(name, exc.request_id, str(exc)))
-            return
-        try:
-            outcome = self.handle(inp)
-        except JournalError:  # logged by handle; the daemon is stopping
-            error = "the journal cannot record it: the table stops"
-            self._reply(response_topic, reply(name, request_id, error))
-            return
-        self._reply(response_topic, reply(name, request_id, outcome.refused))
-
-    def _reply(self, response_topic: str | None, answer: Reply) -> None:
-        topic = response_topic or self.config.topic("reply")
-        self.outbox.put(OutMessage(topic, answer.to_json().encode()))
-        if not answer.ok:
-            log.info("command %s refused: %s", shown(answer.command), answer.error)
-
     # ------------------------------------------------------------------ running
 
     async def serve(self, stop: asyncio.Event) -> None:
@@ -433,7 +403,8 @@ class Table:
         self._tell_device_alarms()  # those recovery left open, told once the port opens
         # What start-up made (modules, schemas, the replayed state) lives as long as the
         # process: keep the garbage collector's full passes off it, so that one of them
-        # does not hold a card for milliseconds (measured: bench/latency.py LATENCY_DEBUG).
+        # does not hold a card for milliseconds (bench/README.md, "What the kept speed-ups
+        # are worth").
         gc.collect()
         gc.freeze()
         if device is None:

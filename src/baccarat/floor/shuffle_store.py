@@ -1,8 +1,9 @@
 """The shuffle check's queries: the day's cards from the store, and its findings kept.
 
-Its own module (the store's own queries are in :mod:`baccarat.floor.store`): what the
-floor-wide check (:mod:`baccarat.floor.shuffle`) reads and writes, through the store's
-generic :meth:`~baccarat.floor.store.Store.read` and ``write``.
+Its own module (the store's own reads are in :mod:`baccarat.floor.queries`, its writing in
+:mod:`baccarat.floor.sql`): what the floor-wide check (:mod:`baccarat.floor.shuffle`) reads
+and writes, through the store's generic :meth:`~baccarat.floor.records.Store.read` and
+``write``.
 """
 
 from __future__ import annotations

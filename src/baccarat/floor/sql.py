@@ -42,10 +42,9 @@ from baccarat.floor.schema import (
 log = logging.getLogger(__name__)
 
 LATEST_EVERY: Final = 10.0
-"""Seconds between two writes of one table's latest derived view of a topic. A 20 kB roads
-body rewritten in place at every result slowed the recorder (bench/README.md, "Facts, not
-copies"); the views in between are made again from the facts, and the newest is written at
-most this much later (and at close)."""
+"""Seconds between two writes of one table's latest derived view of a topic (why:
+bench/README.md, "Facts, not copies"). The views in between are made again from the facts,
+and the newest is written at most this much later (and at close)."""
 
 class _RepeatedError(Exception):
     """A batch held messages stored before: it is stored again one by one."""

@@ -46,6 +46,7 @@ AlarmKind = Literal[
     "sequence_gap",
     "publish_refused",
     "shoe_deaf",
+    "outbox_full",
     "advantage",
     "shuffle_suspect",
 ]

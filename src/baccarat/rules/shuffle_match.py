@@ -21,12 +21,12 @@ below :data:`TARGET_RATE` for a whole floor's day (:data:`FLOOR_SHOES` shoes of 
 10 cards, 6.5e-7 a shoe. A table compares with its own last shoes only, far fewer.
 
 **The index.** Every ``GRAM`` consecutive cards of every shoe held are a key into one
-hash table (chains through fixed arrays, so that a day of a floor fits in 140 MiB),
-and each card looks up the key its last ``GRAM`` cards make: the matches it finds are
-the candidate alignments, which are then checked card by card, backwards from the card
-just out. A run of :data:`RUN` cards with at most one gap has a stretch of at least
-``ceil(RUN / 2) >= GRAM`` consecutive cards, so no such run escapes the keys. Each card
-costs a constant amount of work, whatever the number of shoes held.
+hash table (chains through fixed arrays sized by the capacity: their size for a floor's
+day is in bench/README.md), and each card looks up the key its last ``GRAM`` cards make:
+the matches it finds are the candidate alignments, which are then checked card by card,
+backwards from the card just out. A run of :data:`RUN` cards with at most one gap has a
+stretch of at least ``ceil(RUN / 2) >= GRAM`` consecutive cards, so no such run escapes the
+keys. Each card costs a constant amount of work, whatever the number of shoes held.
 """
 
 from __future__ import annotations

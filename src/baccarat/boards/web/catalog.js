@@ -151,6 +151,7 @@ export const SCHEMAS = {
      "sequence_gap",
      "publish_refused",
      "shoe_deaf",
+     "outbox_full",
      "advantage",
      "shuffle_suspect"
     ],
@@ -249,6 +250,7 @@ export const SCHEMAS = {
      "sequence_gap",
      "publish_refused",
      "shoe_deaf",
+     "outbox_full",
      "advantage",
      "shuffle_suspect"
     ],
@@ -393,6 +395,7 @@ export const SCHEMAS = {
        "sequence_gap",
        "publish_refused",
        "shoe_deaf",
+       "outbox_full",
        "advantage",
        "shuffle_suspect"
       ],
@@ -995,6 +998,7 @@ export const SCHEMAS = {
        "sequence_gap",
        "publish_refused",
        "shoe_deaf",
+       "outbox_full",
        "advantage",
        "shuffle_suspect"
       ],

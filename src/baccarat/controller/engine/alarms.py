@@ -31,6 +31,7 @@ ARTICLE: Final[dict[AlarmKind, str]] = {
     "sequence_gap": "device",
     "publish_refused": "device",
     "shoe_deaf": "device",
+    "outbox_full": "device",
     "advantage": "17, 18",
     "shuffle_suspect": "2.1",
 }
@@ -46,6 +47,7 @@ DEVICE_ALARM: Final[dict[DeviceReportKind, AlarmKind]] = {
     "sequence_gap": "sequence_gap",
     "publish_refused": "publish_refused",
     "shoe_deaf": "shoe_deaf",
+    "outbox_full": "outbox_full",
 }
 """The alarm a device report raises (``link_up`` clears ``link_down`` instead, and
 ``publish_accepted`` clears ``publish_refused``)."""

@@ -263,7 +263,7 @@ class ShuffleSuspect(Input):
 
 DeviceReportKind = Literal[
     "link_down", "link_up", "fault", "bad_data", "journal", "restart", "clock", "sequence_gap",
-    "publish_refused", "publish_accepted", "shoe_deaf", "shoe_hears", "hello",
+    "publish_refused", "publish_accepted", "shoe_deaf", "shoe_hears", "hello", "outbox_full",
 ]
 
 
@@ -274,7 +274,8 @@ class DeviceReport(Input):
     The link was lost or is back, the device reported a fault, bytes were not a frame, the
     journal had a damaged tail that was cut off at start, or the daemon restarted while a
     round was in progress (``restart``); the broker refuses the table's messages
-    (``publish_refused``) or accepts them again (``publish_accepted``); the device powered
+    (``publish_refused``) or accepts them again (``publish_accepted``); the outbox, full
+    after a long broker outage, dropped its oldest messages (``outbox_full``); the device powered
     up (``hello``: recorded, so that a restart knows its session; no alarm).
     """
 

@@ -36,7 +36,7 @@ def test_no_import_cycle_anywhere_in_the_package() -> None:
 
 
 def test_only_the_mqtt_adapter_speaks_mqtt() -> None:
-    """paho is imported by baccarat.mqtt alone; aiomqtt by nothing (a test dependency)."""
+    """Only baccarat.mqtt imports paho; nothing imports aiomqtt (a test dependency)."""
     graph = grimp.build_graph("baccarat", include_external_packages=True, cache_dir=None)
     importers = {
         library: sorted(graph.find_modules_that_directly_import(library))

@@ -152,3 +152,44 @@ async def test_a_failing_task_ends_the_recorder_with_its_error(
         store.close()
     assert isinstance(failed.value.__cause__, RuntimeError)
     assert "the recorder's task recorder-store ended" in caplog.text
+
+
+@pytest.mark.parametrize("queued", [1_000_000, 0])
+async def test_a_broker_that_refuses_the_probe_says_so_and_the_recorder_records(
+    tmp_path: Path, mosquitto_factory: Any, queued: int
+) -> None:
+    """An ACL without the probe's grant: an error that names it, no watchdog, no stall.
+
+    With a bounded queue (floor.conf's) mosquitto refuses the probe in its PUBACK; with
+    ``max_queued_messages 0`` it closes the connection instead (mosquitto 2.0.11), twice,
+    and the recorder goes on without the watchdog rather than reconnecting for ever.
+    """
+    acl = ("user baccarat-recorder\ntopic read baccarat/#\n"
+           "user table\ntopic write baccarat/#\n")
+    broker: Mosquitto = mosquitto_factory(
+        persistence=True, anonymous=False, acl=acl,
+        extra_config=f"max_queued_messages {queued}\nmax_inflight_messages 100\n",
+        users={"baccarat-recorder": "r-secret", "table": "t-secret"},
+    )
+    (tmp_path / "password").write_text("r-secret\n")
+    db = str(tmp_path / "floor.db")
+    recorder = RecorderProcess(tmp_path, broker, db)
+    recorder.argv += ["--username", "baccarat-recorder", "--password-file",
+                      str(tmp_path / "password"), "--stall-timeout", "2"]
+    recorder.start()
+    said = "no broker watchdog on this connection" if queued else "no broker watchdog from now on"
+    try:
+        await eventually(lambda: said in recorder.log(), "the refusal unsaid")
+        async with broker.client(username="table", password="t-secret") as table:
+            for seq in range(1, 6):
+                await table.publish("baccarat/T1/card", json.dumps(card_body(seq)), qos=1)
+        await eventually(lambda: len(stored_by_table(db).get("T1", {})) == 5, "not stored")
+        await asyncio.sleep(3 * 2.0)  # longer than the timeout: no probe, so no stall
+    finally:
+        code = recorder.stop()
+    log = recorder.log()
+    assert code == 0, log
+    assert "baccarat/floor/probe" in log  # the error names the topic the ACL must grant
+    assert log.count("no broker watchdog") == 1, log
+    assert log.count("recording baccarat/+/# from") == (1 if queued else 3), log
+    assert STALL_LINE not in log

@@ -13,7 +13,11 @@ the connection. It then reconnects as after any loss, and its persistent session
 back every message it had not acknowledged: nothing is lost.
 
 A broker that refuses the probe (its ACL: ``topic write baccarat/floor/probe`` for the
-recorder's account) leaves the connection without a watchdog, said once as an error.
+recorder's account) leaves the connection without a watchdog, said once as an error. A
+broker that closes the connection instead (mosquitto 2.0.11 does so for a denied publish
+when ``max_queued_messages`` is 0) does it :data:`STRIKES` times in a row while a probe
+awaits its PUBACK, and the watchdog is off from then on, said once as an error: the
+recorder records without it rather than reconnecting for ever.
 """
 
 from __future__ import annotations
@@ -38,6 +42,8 @@ TIMEOUT: Final = 60.0
 """Seconds of silence with a probe due back before the connection is called stalled."""
 TICK: Final = 0.5
 """Seconds between the watchdog's looks at the connection."""
+STRIKES: Final = 2
+"""Connections in a row lost while a probe awaited its PUBACK before the watchdog stops."""
 
 
 class BrokerWatchdog:
@@ -57,6 +63,11 @@ class BrokerWatchdog:
         self._count = 0
         self._due: int | None = None
         self._heard = 0.0
+        self._acked = False
+        """Whether the last probe's PUBACK came."""
+        self._unanswered = 0
+        """Connections lost in a row while a probe awaited its PUBACK."""
+        self._off = False
 
     @property
     def back(self) -> bool:
@@ -79,21 +90,25 @@ class BrokerWatchdog:
                 self._recorder, self._run, self._due
             ):
                 self._due = None
+                self._unanswered = 0
         return True
 
     async def watch(self, client: MqttClient, where: str) -> None:
         """Probe this connection until it stalls, then drop it (its owner reconnects)."""
         loop = asyncio.get_running_loop()
         every = min(PROBE_EVERY, self.timeout / 3)
+        if self._gave_up():
+            return
         while True:
             self._count += 1
             self._due = self._count
             body = {"recorder": self._recorder, "run": self._run, "probe": self._count}
             sent = loop.time()
+            self._acked = False
             publishing = asyncio.ensure_future(
                 client.publish(self.topic, json.dumps(body).encode(), qos=1)
             )
-            publishing.add_done_callback(_retrieved)
+            publishing.add_done_callback(self._answered)
             try:
                 while not self.back:
                     await asyncio.sleep(TICK)
@@ -106,9 +121,30 @@ class BrokerWatchdog:
                     if quiet >= self.timeout:
                         self._stalled(client, where, quiet)
                         return
+            except asyncio.CancelledError:  # the connection is gone (not dropped by us)
+                if not self._acked and not self.back:
+                    self._unanswered += 1
+                raise
             finally:
                 publishing.cancel()  # its PUBACK is not needed: the probe came back, or not
             await asyncio.sleep(every)
+
+    def _answered(self, publishing: asyncio.Future[None]) -> None:
+        """A probe's publish ended: its PUBACK came, or it was refused, lost or cancelled."""
+        if not publishing.cancelled() and publishing.exception() is None:
+            self._acked = True
+            self._unanswered = 0
+
+    def _gave_up(self) -> bool:
+        """Whether the broker closed too many connections while a probe awaited its PUBACK."""
+        if self._unanswered >= STRIKES and not self._off:
+            self._off = True
+            log.error("the floor broker closed the connection %d times in a row while the"
+                      " recorder's probe on %s awaited its PUBACK: no broker watchdog from"
+                      " now on (the broker's ACL must let the recorder write %s; mosquitto"
+                      " drops a client whose publish it denies when max_queued_messages is"
+                      " 0)", self._unanswered, self.topic, self.topic)
+        return self._off
 
     def _stalled(self, client: MqttClient, where: str, quiet: float) -> None:
         self.stalls += 1
@@ -116,12 +152,6 @@ class BrokerWatchdog:
                   " is due back (%d stall(s) so far); reconnecting: the session gives back"
                   " what was not acknowledged", where, quiet, self.stalls)
         client.drop(f"the broker delivered nothing for {quiet:.0f} s (watchdog)")
-
-
-def _retrieved(publishing: asyncio.Future[None]) -> None:
-    """Take a probe's outcome, so that a lost connection's error is not reported again."""
-    if not publishing.cancelled():
-        publishing.exception()
 
 
 def _refused(publishing: asyncio.Future[None], topic: str) -> bool:

@@ -17,7 +17,13 @@ the database's growth per table-hour and per shoe; then whether anything was los
 offered ``seq`` in the database, as a fact or as a derived view's place).
 
     python bench/floor_traffic.py [--tables 1000] [--seconds 60] [--postgres]
-                                  [--recorder-src DIR]
+                                  [--recorder-src DIR] [--broker-log-all] [--keep DIR]
+
+The offer begins once the recorder has stored a probe (it has subscribed: what a table
+publishes before the recorder's session exists is never queued for it), and ends once
+the broker has acknowledged all of it; a recorder that exits ends the bench with its log.
+``--broker-log-all`` has the timed run's mosquitto log every packet (``log_type all``),
+``--keep DIR`` keeps each run's folder (logs, database) to read afterwards.
 
 ``--recorder-src DIR`` runs the recorder from another checkout's ``src`` (the figures
 before issue 22: ``git archive <commit> src | tar -x -C DIR``).
@@ -130,6 +136,8 @@ class Offer:
         self.inputs = 0
         self._stop = threading.Event()
         self._clients = []
+        self._last: dict[int, mqtt.MQTTMessageInfo] = {}
+        """Each client's last publish: once it is acknowledged, all before it are."""
         for n in range(CLIENTS):
             client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"offer-{n}",
                                  protocol=mqtt.MQTTv5)
@@ -147,6 +155,8 @@ class Offer:
         self._stop.set()
         if self._thread.ident is not None:  # started (the growth phase offers by hand)
             self._thread.join()
+        for info in self._last.values():  # all offered reached the broker, none dropped here
+            info.wait_for_publish(60)
         for client in self._clients:
             client.disconnect()
             client.loop_stop()
@@ -171,15 +181,16 @@ class Offer:
     def offer_input(self, index: int, group: list[tuple[str, bytes]]) -> None:
         """One input's messages at table ``index``, with its next seq and ts now."""
         table = self.tables[index]
-        client = self._clients[index % CLIENTS]
+        number = index % CLIENTS
+        client = self._clients[number]
         now = f'"ts":{time.time()!r}'.encode()
         for topic, payload in group:
             seq = self.last_seq.get(table, 0) + 1
             self.last_seq[table] = seq
             body = _SEQ.sub(f'"seq":{seq}'.encode(), payload, count=1)
             body = _TS.sub(now, body, count=1)
-            client.publish(topic.replace("{table}", table), body, qos=1,
-                           retain=topic.rsplit("/", 1)[-1] in RETAINED)
+            self._last[number] = client.publish(topic.replace("{table}", table), body, qos=1,
+                                                retain=topic.rsplit("/", 1)[-1] in RETAINED)
             self.messages += 1
             self.bytes += len(body)
         self.inputs += 1
@@ -270,6 +281,43 @@ def start_recording(db: str, args: argparse.Namespace, port: int,
     )
 
 
+PROBE_TABLE = "bench-probe"
+STALL_LINE = "nothing delivered for"
+"""What the recorder's watchdog logs when it finds the broker connection stalled."""
+RECORDING_WITHIN = 120.0
+"""Seconds the recorder may take to start and subscribe, however loaded the machine."""
+
+
+def wait_recording(port: int, db: str, recorder: subprocess.Popen[bytes],
+                   folder: Path) -> float:
+    """Seconds until the recorder stores a probe (a status on table bench-probe).
+
+    The offer must not begin before the recorder has subscribed: what a table publishes
+    before the recorder's session exists is not queued for it (the broker keeps only each
+    retained topic's newest body), so it would count as lost. A recorder that exits first
+    ends the bench with its log.
+    """
+    started = time.monotonic()
+    client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="bench-probe",
+                         protocol=mqtt.MQTTv5)
+    client.connect("127.0.0.1", port)
+    client.loop_start()
+    try:
+        body = json.dumps({"schema": 1, "type": "status", "state": "online"})
+        while time.monotonic() < started + RECORDING_WITHIN:
+            client.publish(f"baccarat/{PROBE_TABLE}/status", body, qos=1).wait_for_publish(10)
+            if count(db, f"SELECT COUNT(*) FROM status WHERE tbl = '{PROBE_TABLE}'"):
+                return time.monotonic() - started
+            if recorder.poll() is not None:
+                log = (folder / "recorder.log").read_text(errors="replace")[-3000:]
+                raise SystemExit(f"the recorder exited ({recorder.returncode}):\n{log}")
+            time.sleep(0.2)
+    finally:
+        client.disconnect()
+        client.loop_stop()
+    raise SystemExit(f"the recorder stored nothing within {RECORDING_WITHIN:.0f} s")
+
+
 def growth(db: str, args: argparse.Namespace, groups: list[list[tuple[str, bytes]]],
            folder: Path) -> dict[str, Any]:
     """The database's bytes per shoe, by table and index.
@@ -280,7 +328,7 @@ def growth(db: str, args: argparse.Namespace, groups: list[list[tuple[str, bytes
     port = free_port()
     broker = start_broker(folder, port)
     recorder = start_recording(db, args, port, folder)
-    time.sleep(2.0)  # the recorder subscribed, its tables made
+    wait_recording(port, db, recorder, folder)  # the recorder subscribed, its tables made
     before = relation_bytes(db)
     offer = Offer(port, args.growth_tables, groups)
     offered = 0
@@ -328,12 +376,14 @@ def growth_report(r: dict[str, Any]) -> str:
 def run(db: str, args: argparse.Namespace, groups: list[list[tuple[str, bytes]]],
         folder: Path) -> dict[str, Any]:
     port = free_port()
-    broker = start_broker(folder, port)
+    broker = start_broker(folder, port, args.broker_log_all)
     recorder = start_recording(db, args, port, folder)
     pit = Pit(port)
     pit.start()
     pit.ready.wait(10)
-    time.sleep(2.0)  # the recorder subscribed, its tables made
+    subscribed = wait_recording(port, db, recorder, folder)  # before the offer
+    print(f"the recorder stored its first message {subscribed:.1f} s after it was started",
+          flush=True)
     offer = Offer(port, args.tables, groups)
     offer.start()
     time.sleep(args.warmup)
@@ -355,9 +405,10 @@ def run(db: str, args: argparse.Namespace, groups: list[list[tuple[str, bytes]]]
     final = stored(db)
     pit.stop()
     recorder.send_signal(signal.SIGTERM)
-    recorder.wait(60)
+    exit_code = recorder.wait(60)
     broker.terminate()
     broker.wait(10)
+    stalls = (folder / "recorder.log").read_text(errors="replace").count(STALL_LINE)
     seconds = t1 - t0
     per_table_hour = (d1 - d0) / args.tables / (seconds / 3600)
     per_input = (d1 - d0) / max(1, (m1 - m0)) * (sum(map(len, groups)) / len(groups))
@@ -373,6 +424,7 @@ def run(db: str, args: argparse.Namespace, groups: list[list[tuple[str, bytes]]]
         "cards": len(pit.latencies),
         "growth_per_table_hour": per_table_hour,
         "growth_per_shoe": per_input * len(groups),
+        "stalls": stalls, "recorder_exit": exit_code,
     }
 
 
@@ -384,7 +436,8 @@ def report(r: dict[str, Any]) -> str:
         f" (worst {r['behind_worst']}), caught up in {r['catch_up_s']:.1f} s; lost {r['lost']};"
         f" card to console p50 {r['card_p50'] * 1000:.0f} ms p99 {r['card_p99'] * 1000:.0f} ms"
         f" ({r['cards']} cards); database +{r['growth_per_table_hour'] / 1e3:.0f} kB per"
-        f" table-hour, {r['growth_per_shoe'] / 1e3:.0f} kB per shoe"
+        f" table-hour, {r['growth_per_shoe'] / 1e3:.0f} kB per shoe; the watchdog's stalls"
+        f" {r['stalls']}, the recorder's exit code {r['recorder_exit']}"
     )
 
 
@@ -415,12 +468,21 @@ def main() -> int:
                         " stores it, for the database's growth per shoe (0: not measured)")
     parser.add_argument("--no-timed", action="store_true",
                         help="only the growth per shoe, not the timed run at a table's pace")
+    parser.add_argument("--broker-log-all", action="store_true",
+                        help="the timed run's mosquitto logs every packet (log_type all)")
+    parser.add_argument("--keep", type=Path,
+                        help="keep the runs' folders (logs, databases) in this new folder")
     args = parser.parse_args()
     bodies = capture(args.shoes)
     groups = inputs(bodies)
     size = sum(len(p) for _, p in bodies)
     print(f"recorded: {len(bodies)} messages, {len(groups)} inputs, {size / 1e6:.2f} MB a shoe")
-    with tempfile.TemporaryDirectory(prefix="floor-traffic-") as tmp:
+    with contextlib.ExitStack() as stack:
+        if args.keep is not None:
+            args.keep.mkdir(parents=True)
+            tmp = str(args.keep)
+        else:
+            tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="floor-traffic-"))
         if not args.no_sqlite:
             measure(args, groups, Path(tmp) / "sqlite", lambda folder: str(folder / "floor.db"))
         if args.postgres:

@@ -197,13 +197,20 @@ def start_daemon(
 
 
 async def send_command(port: int, name: str, body: bytes = b"{}") -> None:
-    """Publish an operator command and wait for its reply."""
+    """Publish an operator command and wait for its reply.
+
+    Sent again every 3 s until the reply comes (60 s at most): a daemon that has not yet
+    subscribed to its commands (it says online first) never sees the first.
+    """
     async with aiomqtt.Client("127.0.0.1", port) as client:
         await client.subscribe("baccarat/BENCH/reply", qos=1)
-        await asyncio.sleep(0.2)
-        await client.publish(f"baccarat/BENCH/cmd/{name}", body, qos=1)
-        async with asyncio.timeout(10):
-            await anext(client.messages)
+        async with asyncio.timeout(60):
+            while True:
+                await client.publish(f"baccarat/BENCH/cmd/{name}", body, qos=1)
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(3):
+                        await anext(client.messages)
+                        return
 
 
 def main() -> None:

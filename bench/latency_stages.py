@@ -69,7 +69,8 @@ def readable(*_):
 
 import paho.mqtt.client as paho
 import serial_asyncio_fast
-from baccarat.controller import mqtt, publisher, table
+from baccarat import mqtt
+from baccarat.controller import publisher, table
 from baccarat.controller.engine import engine
 from baccarat.controller.journal import writer
 wrap(serial_asyncio_fast.SerialTransport, "_read_ready", before=readable)

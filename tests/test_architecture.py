@@ -33,3 +33,14 @@ def test_no_import_cycle_anywhere_in_the_package() -> None:
             if back is not None:
                 cycles.append(" -> ".join((module, *back)))
     assert not cycles, "import cycles:\n" + "\n".join(cycles)
+
+
+def test_only_the_mqtt_adapter_speaks_mqtt() -> None:
+    """Only baccarat.mqtt imports paho; nothing imports aiomqtt (a test dependency)."""
+    graph = grimp.build_graph("baccarat", include_external_packages=True, cache_dir=None)
+    importers = {
+        library: sorted(graph.find_modules_that_directly_import(library))
+        for library in ("paho", "aiomqtt")
+        if library in graph.modules
+    }
+    assert importers == {"paho": ["baccarat.mqtt"]}

@@ -1,7 +1,8 @@
 """The one reconnection delay of the package: jittered, capped, doubling, reset on success.
 
-Every link that reconnects (the shoe's port, the USB shuffler, the broker, a board's feed)
-waits ``backoff.next_delay()`` seconds between attempts and calls ``backoff.reset()`` once
+Every link that reconnects (the shoe's port, the USB shuffler, the table's broker, a board's
+feed, the recorder's floor broker and database) waits ``backoff.next_delay()`` seconds
+between attempts and calls ``backoff.reset()`` once
 an attempt has worked, so the next outage starts again from the shortest delay.
 """
 

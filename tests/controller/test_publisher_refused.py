@@ -6,7 +6,7 @@ the outbox; once the ACL is fixed and mosquitto reloads it (SIGHUP), everything 
 delivered in order.
 
 It failed with aiomqtt 2.5.1, whose ``on_publish`` callback drops the PUBACK reason code
-(0x87): the publisher now has its own client on paho (``baccarat.controller.mqtt``).
+(0x87): the publisher now has its own client on paho (``baccarat.mqtt``).
 Messages that were already in flight with the refused one when the refusal came back may
 reach subscribers before it (the broker took them); everything produced later waits.
 """

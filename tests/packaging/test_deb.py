@@ -126,7 +126,7 @@ def test_file_list(deb: Path, control: Path) -> None:
     ):
         assert path in paths, path
     wheels = [p for p in paths if p.startswith("opt/baccarat-controller/wheels/")]
-    for dependency in ("pydantic_core-", "aiomqtt-", "pyserial-", "pyusb-", "rich-", "pip-"):
+    for dependency in ("pydantic_core-", "paho_mqtt-", "pyserial-", "pyusb-", "rich-", "pip-"):
         assert any(dependency in p for p in wheels), dependency
     assert not any(p.startswith(str(VENV)) for p in paths), "the venv is made by the postinst"
     link = [line for line in listing if " ./usr/bin/baccarat " in f"{line} "]

@@ -8,8 +8,9 @@ retained ``status`` (online/offline) and the pit's ``limits``. Commands
 (``cmd/...``) and replies are not for boards and are skipped; a body that is refused is
 counted and shown, never fatal.
 
-The broker link reconnects on its own (:class:`baccarat.backoff.Backoff`, capped at
-:data:`RECONNECT_DELAY_MAX`); the header shows the link's state all along.
+The broker link (the package's client, :mod:`baccarat.mqtt`, MQTT 3.1.1 so that any broker
+will do, the demo's amqtt too) reconnects on its own (:class:`baccarat.backoff.Backoff`,
+capped at :data:`RECONNECT_DELAY_MAX`); the header shows the link's state all along.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from baccarat.boards.state import (
 )
 from baccarat.messages.bodies import SURVEILLANCE_KINDS, AlarmMessage, EdgeMessage
 from baccarat.messages.limits import LimitsMessage
+from baccarat.mqtt import MqttClient, MqttError, RefusedError
 
 DEFAULT_PORT: Final = 1883
 RECONNECT_DELAY_MIN: Final = 0.5
@@ -107,22 +109,21 @@ class BoardFeed:
 
     async def run(self) -> None:
         """Subscribe, fold every message into :attr:`state`, reconnect for ever."""
-        import aiomqtt
-
         while True:
             self.state = with_link(self.state, "connecting")
             try:
-                async with aiomqtt.Client(
-                    self.host, self.port, username=self.username, password=self.password,
-                    timeout=CONNECT_TIMEOUT,
-                ) as client:
+                async with MqttClient(
+                    self.host, self.port, client_id="", version="3.1.1",
+                    username=self.username, password=self.password,
+                    connect_timeout=CONNECT_TIMEOUT,
+                ) as client:  # client id "": the broker gives one
                     self.backoff.reset()
                     # topic by topic, not {base}/#: never the surveillance topics (edge)
-                    await client.subscribe([(f"{self.base}/{t}", 1) for t in BOARD_TOPICS])
+                    await client.subscribe(*(f"{self.base}/{t}" for t in BOARD_TOPICS), qos=1)
                     self.state = with_link(self.state, "connected")
-                    async for message in client.messages:
-                        self.feed(str(message.topic), _as_bytes(message.payload))
-            except aiomqtt.MqttError as exc:
+                    async for message in client.messages():
+                        self.feed(message.topic, message.payload)
+            except (MqttError, RefusedError) as exc:
                 delay = self.backoff.next_delay()
                 self.state = with_link(self.state, f"lost ({exc}); retry in {delay:.0f} s")
                 await asyncio.sleep(delay)
@@ -130,12 +131,6 @@ class BoardFeed:
     def feed(self, topic: str, payload: bytes) -> None:
         """Fold one received message into the state."""
         self.state = receive(self.state, self.base, topic, payload)
-
-
-def _as_bytes(payload: object) -> bytes:
-    if isinstance(payload, bytes | bytearray):
-        return bytes(payload)
-    return b"" if payload is None else str(payload).encode()
 
 
 async def show(feed: BoardFeed) -> None:

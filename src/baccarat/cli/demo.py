@@ -31,11 +31,10 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, Final
 
-import aiomqtt
-
 from baccarat.boards.feed import parse_broker
 from baccarat.boards.web_server import DEFAULT_WS_PORT
 from baccarat.drivers.events import CardDrawn, DealerButton
+from baccarat.mqtt import MqttClient
 from baccarat.sim_hardware.dealer import Dealer, Mistake
 from baccarat.sim_hardware.virtual_shoe import VirtualShoe
 
@@ -144,16 +143,15 @@ class Pit:
 
     async def run(self) -> None:
         """Subscribe and react until cancelled."""
-        async with aiomqtt.Client(self.host, self.port) as client:
+        async with MqttClient(self.host, self.port, client_id="", version="3.1.1") as client:
             await client.subscribe(f"{self.base}/#", qos=1)
-            async for message in client.messages:
-                topic = str(message.topic)
-                if "/cmd/" in topic or not message.payload:
+            async for message in client.messages():
+                if "/cmd/" in message.topic or not message.payload:
                     continue  # the pit's own commands; a retained message cleared
-                body = json.loads(bytes(message.payload))
+                body = json.loads(message.payload)
                 await self._react(client, body)
 
-    async def _react(self, client: aiomqtt.Client, body: dict[str, Any]) -> None:
+    async def _react(self, client: MqttClient, body: dict[str, Any]) -> None:
         kind = body.get("type")
         if kind == "status" and body.get("state") == "online":
             self.online.set()
@@ -179,7 +177,7 @@ class Pit:
         if self.plain:
             _print_plain(body)
 
-    async def _settle(self, client: aiomqtt.Client, alarm: dict[str, Any]) -> None:
+    async def _settle(self, client: MqttClient, alarm: dict[str, Any]) -> None:
         if alarm["kind"] in BURNABLE:
             body = json.dumps({"alarm": alarm["id"]}).encode()  # this alarm's card, not another's
             for _ in range(alarm.get("count") or 1):

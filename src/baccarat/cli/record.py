@@ -18,9 +18,10 @@ from pathlib import Path
 from baccarat import logs
 from baccarat.boards.feed import parse_broker
 from baccarat.floor.metrics import RecorderMetrics
-from baccarat.floor.recorder import BrokerAddress, Recorder
+from baccarat.floor.recorder import BrokerAddress, Recorder, RecorderFailedError
 from baccarat.floor.shuffle import DAY, FloorShuffle
 from baccarat.floor.store import Store, StoreError, open_store
+from baccarat.floor.watchdog import TIMEOUT as STALL_TIMEOUT
 from baccarat.metrics_http import serve_page
 from baccarat.rules.shuffle_match import FLOOR_SHOES
 
@@ -56,6 +57,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--shuffle-shoes", type=int, default=FLOOR_SHOES, metavar="N",
         help=f"shoes the check holds at most ({FLOOR_SHOES:,}: about 140 MiB)",
     )
+    parser.add_argument(
+        "--stall-timeout", type=float, default=STALL_TIMEOUT, metavar="S",
+        help="seconds the broker may deliver nothing, the recorder's probe due back, before"
+        f" the recorder reconnects ({STALL_TIMEOUT:.0f}; 0: no watchdog)",
+    )
     parser.add_argument("--log-level", default="INFO")
     parser.add_argument("--log-format", choices=logs.FORMATS,
                         default=os.environ.get("BACCARAT_LOG_FORMAT", "text"))
@@ -71,6 +77,10 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.metrics_port is not None and not 0 < args.metrics_port < 65536:
         print(f"baccarat record: bad port for --metrics-port: {args.metrics_port}",
+              file=sys.stderr)
+        return 2
+    if not 0 <= args.stall_timeout <= 86400 or 0 < args.stall_timeout < 1:
+        print("baccarat record: --stall-timeout must be 0 (off) or 1 to 86400 seconds",
               file=sys.stderr)
         return 2
     if not (args.shuffle_hours >= 0 and 1 <= args.shuffle_shoes <= 1_000_000):
@@ -100,10 +110,14 @@ def run(args: argparse.Namespace) -> int:
             watch = FloorShuffle(store, prefix=args.prefix, hours=args.shuffle_hours,
                                  shoes=args.shuffle_shoes)
             watch.load(time.time())
-        asyncio.run(_record(broker, store, args.prefix, metrics, watch))
+        asyncio.run(_record(broker, store, args.prefix, metrics, watch,
+                            stall_timeout=args.stall_timeout))
     except StoreError as exc:  # the day's cards could not be read
         print(f"baccarat record: {exc}", file=sys.stderr)
         return 2
+    except RecorderFailedError as exc:  # logged with its traceback
+        print(f"baccarat record: {exc}", file=sys.stderr)
+        return 1
     finally:
         store.close()
     return 0
@@ -111,14 +125,15 @@ def run(args: argparse.Namespace) -> int:
 
 async def _record(
     broker: BrokerAddress, store: Store, prefix: str, metrics: tuple[str, int] | None,
-    watch: FloorShuffle | None,
+    watch: FloorShuffle | None, *, stall_timeout: float,
 ) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     recorder = Recorder(broker, store, prefix=prefix,
-                        watch=watch.stored if watch is not None else None)
+                        watch=watch.stored if watch is not None else None,
+                        stall_timeout=stall_timeout)
     serving = None
     if metrics is not None:
         page = RecorderMetrics(recorder).page

@@ -8,7 +8,7 @@ twice; it drops the second by its ``seq``.
 
 One sender task takes the outbox in order and keeps up to :data:`MAX_INFLIGHT` publishes
 in flight, each ``await client.publish(...)`` in a task of its own; a message is
-acknowledged when its publish returns. The client (:mod:`~baccarat.controller.mqtt`)
+acknowledged when its publish returns. The client (:mod:`baccarat.mqtt`)
 hands a publish to the connection in the first step of its task, so they leave in the
 order the tasks were made: outbox order (tests/controller/test_publisher_outbox.py).
 
@@ -47,7 +47,7 @@ from typing import Final
 from baccarat import __version__
 from baccarat.backoff import Backoff
 from baccarat.controller.config import OUTBOX_LIMIT, BrokerConfig
-from baccarat.controller.mqtt import (
+from baccarat.mqtt import (
     MqttClient,
     MqttError,
     PublishRefusedError,

@@ -15,7 +15,9 @@ each for a few seconds at most), answers:
 * ``baccarat_recorder_database_up`` (0 from the first write that found the database
   unavailable until one passes again), ``baccarat_recorder_database_reconnects_total``,
   ``baccarat_recorder_store_failures_total`` (writes that found it unavailable);
-* ``baccarat_recorder_broker_connected``.
+* ``baccarat_recorder_broker_connected``, and ``baccarat_recorder_broker_stalls_total``:
+  connections the watchdog found delivering nothing and left
+  (:mod:`baccarat.floor.watchdog`).
 
 The counters start again at a restart, as Prometheus counters may. Everything is read on
 the event loop when the page is asked for.
@@ -62,6 +64,8 @@ class _RecorderCollector(Collector):
              counters.reconnects),
             ("store_failures", "Writes that found the database unavailable.",
              counters.store_failures),
+            ("broker_stalls", "Broker connections that delivered nothing, the recorder's"
+             " probe due back, and were left (the watchdog).", recorder.broker_stalls),
         ):
             yield CounterMetricFamily(f"baccarat_recorder_{name}", text, value=value)
         quarantined = CounterMetricFamily(

@@ -3,12 +3,17 @@
 The recorder subscribes to ``{prefix}/+/#`` at QoS 1 with a persistent MQTT 5 session (a
 fixed client id, ``clean_start`` off, a session that outlives a week's outage), so the
 broker keeps what the tables publish while the recorder is away, and gives it back when it
-returns. It acknowledges a message to the broker only once the database has it: paho's
-``manual_ack``, one PUBACK per message, in the order they came, after the transaction
-that stored them has committed. A recorder killed at any moment therefore loses nothing:
-what it had not stored it had not acknowledged, and the broker delivers it again; what it
-had stored and not yet acknowledged comes again and is dropped as a duplicate by its
-``(table, seq)`` key (:mod:`baccarat.floor.store`).
+returns. It acknowledges a message to the broker only once the database has it: the
+client's ``manual_ack`` (:mod:`baccarat.mqtt`), one PUBACK per message, in the order they
+came, after the transaction that stored them has committed, and only on the connection
+that delivered it. A recorder killed at any moment therefore loses nothing: what it had
+not stored it had not acknowledged, and the broker delivers it again; what it had stored
+and not yet acknowledged (killed, or the connection lost meanwhile) comes again and is
+dropped as a duplicate by its ``(table, seq)`` key (:mod:`baccarat.floor.store`). A lost
+broker is reconnected with the package's backoff (:data:`BROKER_RETRY_FIRST` to
+:data:`BROKER_RETRY_CAP`), the first failure logged as a warning, repeats at debug level;
+a connection that stays up but delivers nothing is found by the watchdog
+(:mod:`baccarat.floor.watchdog`) and left the same way.
 
 Every body is screened first (:mod:`baccarat.floor.bodies`: its topic decides its type);
 what must not be stored, and what the database refuses when it is tried alone (a batch it
@@ -23,11 +28,9 @@ The broker side of that promise: the floor broker must keep sessions across its 
 restarts (mosquitto ``persistence true``), and allow enough queued messages per client
 (``max_queued_messages``) for the longest outage the recorder should survive.
 
-paho runs its network loop in a thread of its own (``loop_start``). It appends each message
-to a deque and wakes the event loop only when the loop is not already woken for earlier
-ones (one ``call_soon_threadsafe`` per burst, not per message: a thousand a second each
-cost a write to the loop's self-pipe and a read of it). The database is written from one
-worker thread, so the event loop never waits for a disk or a database server.
+The client reads and writes its packets on the event loop; one task appends each message
+to the deque the store takes its batches from. The database is written from one worker
+thread, so the event loop never waits for a disk or a database server.
 """
 
 from __future__ import annotations
@@ -35,19 +38,16 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import itertools
 import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Final
-
-import paho.mqtt.client as mqtt
-from paho.mqtt.enums import CallbackAPIVersion
-from paho.mqtt.packettypes import PacketTypes
-from paho.mqtt.properties import Properties
-from paho.mqtt.subscribeoptions import SubscribeOptions
+from typing import Final
 
 from baccarat.backoff import Backoff
+from baccarat.errors import BaccaratError
+from baccarat.floor import watchdog
 from baccarat.floor.bodies import CLEARED_TOPICS, IGNORED_TOPICS, Refused, screen, shown
 from baccarat.floor.derived import Arrivals
 from baccarat.floor.shuffle import TOPIC as SURVEILLANCE_TOPIC
@@ -60,6 +60,7 @@ from baccarat.floor.store import (
     StoreRefusedError,
     StoreUnavailableError,
 )
+from baccarat.mqtt import MqttClient, MqttError, PublishRefusedError, RefusedError
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +78,9 @@ RETRY_FIRST: Final = 0.5
 RETRY_CAP: Final = 30.0
 """Seconds between attempts to reach a database that is unavailable (the package's one
 backoff: doubling, jittered, capped)."""
+BROKER_RETRY_FIRST: Final = 1.0
+BROKER_RETRY_CAP: Final = 5.0
+"""Seconds between attempts to reach the floor broker (the same backoff)."""
 LAG_EVERY: Final = 10.0
 """Seconds between the log lines that say how far behind the recorder is."""
 LAG_BEHIND: Final = 5.0
@@ -85,8 +89,16 @@ LOG_QUARANTINED: Final = 100
 """Quarantined messages logged one by one; after these, one line a thousand."""
 MAX_TABLE: Final = 64
 """The longest table name (the daemon's table ids are at most 64 characters)."""
+FINDINGS_MAX: Final = 1000
+"""The watch's findings kept for the broker at most; more are counted, not published."""
+ANNOUNCE_AT_ONCE: Final = 100
+"""Findings published at a time (the client keeps its own limit of messages in flight)."""
 REFUSED: Final = "the database refused it"
 """How a quarantine reason starts when the database, not the screen, refused a message."""
+
+
+class RecorderFailedError(BaccaratError):
+    """A task of the recorder ended with an error of ours: the recorder stops."""
 
 
 @dataclass
@@ -110,18 +122,24 @@ class RecorderCounters:
     store_failures: int = 0
     """Attempts to store that found the database unavailable."""
     reconnects: int = 0
+    findings_unpublished: int = 0
+    """The watch's findings not published (too many waiting for the broker): in the store."""
     last_seq: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
 class Delivery:
-    """A message from paho's thread, with what acknowledging it needs."""
+    """A message from the broker, with what acknowledging it needs."""
 
     topic: str
     payload: bytes
     mid: int
     qos: int
     received: float
+    connection: MqttClient | None = field(default=None, compare=False, repr=False)
+    """The connection that delivered it, the only one that may acknowledge it."""
+    probe: bool = False
+    """The watchdog's probe: acknowledged in its turn, but no table's message (no lag)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,10 +160,13 @@ class Recorder:
     def __init__(
         self, broker: BrokerAddress, store: Store, *, prefix: str = "baccarat",
         watch: Callable[[list[Received]], Awaitable[list[tuple[str, bytes]]]] | None = None,
+        stall_timeout: float = watchdog.TIMEOUT,
     ) -> None:
         """The recorder; ``watch`` says what to publish in its own name after a batch.
 
         Given what was stored (the shuffle check, :mod:`baccarat.floor.shuffle`).
+        ``stall_timeout``: seconds of silence, with its probe due back, after which a broker
+        connection is left as stalled (:mod:`baccarat.floor.watchdog`; 0: no watchdog).
         """
         self.broker = broker
         self.store = store
@@ -156,107 +177,159 @@ class Recorder:
         """Each table's derived views, made as its messages come: which to keep as places."""
         self.connected = asyncio.Event()
         self._arrived: collections.deque[Delivery] = collections.deque()
-        """Filled by paho's thread, emptied by the event loop (deque ends are thread-safe)."""
+        """Received, not yet taken into a batch."""
         self._wake = asyncio.Event()
-        self._woken = False
-        """Set by paho's thread when it has asked the loop to set ``_wake``; cleared by the
-        loop before it empties ``_arrived``, so no message is left without a wake-up."""
+        """Set when a message arrives; cleared before the store takes from ``_arrived``."""
         self._pending: list[Delivery] = []
         """The batch being stored: received, not yet acknowledged."""
+        self._findings: collections.deque[tuple[str, bytes]] = collections.deque()
+        """What ``watch`` said to publish, until the broker took it (its PUBACK)."""
+        self._findings_ready = asyncio.Event()
+        self._overflowing = False
         self._backoff = Backoff(first=RETRY_FIRST, cap=RETRY_CAP)
         self._unavailable_since: float | None = None
         self._screened_out = 0
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._client = self._make_client()
-
-    def _make_client(self) -> mqtt.Client:
-        client = mqtt.Client(
-            CallbackAPIVersion.VERSION2,
-            client_id=self.broker.client_id,
-            protocol=mqtt.MQTTv5,
-            manual_ack=True,
+        self.watchdog = None if stall_timeout <= 0 else watchdog.BrokerWatchdog(
+            prefix, broker.client_id, stall_timeout, self._can_receive,
         )
-        if self.broker.username is not None:
-            client.username_pw_set(self.broker.username, self.broker.password)
-        client.on_connect = self._on_connect
-        client.on_disconnect = self._on_disconnect
-        client.on_message = self._on_message
-        client.reconnect_delay_set(1, 5)
-        return client
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Record until ``stop`` is set; what was stored is acknowledged, the rest is not."""
-        self._loop = asyncio.get_running_loop()
-        properties = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
-        properties.SessionExpiryInterval = SESSION_EXPIRY
-        properties.ReceiveMaximum = RECEIVE_MAXIMUM
-        self._client.connect_async(
-            self.broker.host, self.broker.port, self.broker.keepalive,
-            clean_start=False, properties=properties,
-        )
-        self._client.loop_start()
+        """Record until ``stop`` is set; what was stored is acknowledged, the rest is not.
+
+        A task of the recorder that fails (a fault of ours) ends it with that error, logged,
+        rather than leaving it running without the task.
+        """
         tasks = [
             asyncio.create_task(self._consume(), name="recorder-store"),
             asyncio.create_task(self._report_lag(), name="recorder-lag"),
+            asyncio.create_task(self._listen(), name="recorder-broker"),
         ]
+        stopping = asyncio.create_task(stop.wait(), name="recorder-stop")
         try:
-            await stop.wait()
+            done, _ = await asyncio.wait([stopping, *tasks], return_when=asyncio.FIRST_COMPLETED)
         finally:
-            for task in tasks:
+            for task in [stopping, *tasks]:  # nothing more acknowledged, then a DISCONNECT
                 task.cancel()
-            for task in tasks:
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
-            self._client.disconnect()
-            await asyncio.to_thread(self._client.loop_stop)
+            await asyncio.gather(stopping, *tasks, return_exceptions=True)  # said below
+        for task in done - {stopping}:
+            log.critical("the recorder's task %s ended", task.get_name(),
+                         exc_info=task.exception())
+            raise RecorderFailedError(f"the recorder's task {task.get_name()} ended"
+                                      ) from task.exception()
 
-    # ------------------------------------------------------------ paho's thread
+    @property
+    def broker_stalls(self) -> int:
+        """Broker connections the watchdog found stalled and left."""
+        return 0 if self.watchdog is None else self.watchdog.stalls
 
-    def _on_connect(
-        self, client: mqtt.Client, _userdata: Any, flags: Any, reason: Any, _props: Any
-    ) -> None:
-        if reason.is_failure:
-            log.warning("floor broker %s:%d refused the recorder: %s",
-                        self.broker.host, self.broker.port, reason)
-            return
-        self.counters.connects += 1
-        options = SubscribeOptions(qos=1, retainHandling=SubscribeOptions.RETAIN_SEND_IF_NEW_SUB)
-        client.subscribe(f"{self.prefix}/+/#", options=options)
-        log.info("recording %s/+/# from %s:%d (session %s)", self.prefix, self.broker.host,
-                 self.broker.port, "resumed" if flags.session_present else "new")
-        self._call(self.connected.set)
+    def _can_receive(self) -> bool:
+        """Whether the broker has no reason to hold back: all received is stored and acked.
 
-    def _on_disconnect(
-        self, _client: mqtt.Client, _userdata: Any, _flags: Any, reason: Any, _props: Any
-    ) -> None:
-        self._call(self.connected.clear)
-        if reason.is_failure:
-            log.warning("lost the floor broker: %s (reconnecting)", reason)
+        While a batch is stored (or waits for the database) the broker may rightly wait
+        for PUBACKs (the receive maximum, or its own limit of messages in flight).
+        """
+        return self.database_up and not self._pending and not self._arrived
 
-    def _on_message(self, _client: mqtt.Client, _userdata: Any, message: mqtt.MQTTMessage) -> None:
+    # ------------------------------------------------------------ the broker
+
+    def _client(self) -> MqttClient:
+        broker = self.broker
+        return MqttClient(
+            broker.host, broker.port, client_id=broker.client_id, keepalive=broker.keepalive,
+            username=broker.username, password=broker.password,
+            clean_start=False, session_expiry=SESSION_EXPIRY, receive_maximum=RECEIVE_MAXIMUM,
+            manual_ack=True,
+        )
+
+    async def _listen(self) -> None:
+        """Connect, subscribe and take every message; reconnect with the backoff, for ever."""
+        backoff = Backoff(first=BROKER_RETRY_FIRST, cap=BROKER_RETRY_CAP)
+        where = f"{self.broker.host}:{self.broker.port}"
+        while True:
+            try:
+                async with self._client() as client:
+                    backoff.reset()
+                    await self._subscribe(client)
+                    await self._take(client, where)
+            except (MqttError, OSError) as exc:
+                if backoff.failures == 0:
+                    log.warning("floor broker %s: %s (reconnecting)", where, exc)
+                else:
+                    log.debug("floor broker %s still unreachable: %s", where, exc)
+            finally:
+                self.connected.clear()
+            await asyncio.sleep(backoff.next_delay())
+
+    async def _take(self, client: MqttClient, where: str) -> None:
+        """Every message of this connection into ``_arrived``; its findings and probes out."""
+        helpers = [asyncio.create_task(self._announce(client), name="recorder-findings")]
+        if self.watchdog is not None:
+            helpers.append(asyncio.create_task(self.watchdog.watch(client, where),
+                                               name="recorder-watchdog"))
+        for helper in helpers:  # one that fails ends the connection, and raises below
+            helper.add_done_callback(lambda task: _failed(task, client))
         try:
-            topic = message.topic
-        except UnicodeDecodeError:  # the broker should not pass it on; quarantined if it does
-            topic = "(a topic that is not UTF-8)"
-        delivery = Delivery(topic, bytes(message.payload), message.mid, message.qos, time.time())
-        self._arrived.append(delivery)
-        if not self._woken:
-            self._woken = True
-            self._call(self._wake.set)
+            async for message in client.messages():
+                probe = self.watchdog is not None and self.watchdog.heard(
+                    message.topic, message.payload
+                )
+                self._arrived.append(Delivery(
+                    message.topic, message.payload, message.mid, message.qos, time.time(),
+                    client, probe,
+                ))
+                self._wake.set()
+        finally:
+            for helper in helpers:
+                helper.cancel()
+                with contextlib.suppress(asyncio.CancelledError, MqttError):
+                    await helper
 
-    def _call(self, function: Callable[..., None], *args: Any) -> None:
-        if self._loop is not None and not self._loop.is_closed():
-            self._loop.call_soon_threadsafe(function, *args)
+    async def _subscribe(self, client: MqttClient) -> None:
+        self.counters.connects += 1
+        topic = f"{self.prefix}/+/#"
+        try:
+            await client.subscribe(topic, qos=1, retained="if_new")
+        except RefusedError as exc:  # the session's earlier subscription may still deliver
+            log.error("%s: the recorder receives only what an earlier subscription of its"  # noqa: TRY400
+                      " session still gives", exc)
+        log.info("recording %s from %s:%d (session %s)", topic, self.broker.host,
+                 self.broker.port, "resumed" if client.session_present else "new")
+        self.connected.set()
 
-    # ------------------------------------------------------------ the event loop
+    async def _announce(self, client: MqttClient) -> None:
+        """Publish the watch's findings on this connection, each kept until its PUBACK.
+
+        Up to :data:`ANNOUNCE_AT_ONCE` at a time; what a lost connection did not take
+        waits for the next one.
+        """
+        findings = self._findings
+        while True:
+            while findings:
+                batch = [findings.popleft() for _ in range(min(ANNOUNCE_AT_ONCE, len(findings)))]
+                results = await asyncio.gather(
+                    *(client.publish(topic, payload, qos=1) for topic, payload in batch),
+                    return_exceptions=True,
+                )
+                unsent = [item for item, result in zip(batch, results, strict=True)
+                          if isinstance(result, MqttError)]
+                for result in results:
+                    if isinstance(result, PublishRefusedError):
+                        log.error("%s (the finding is in the store)", result)
+                findings.extendleft(reversed(unsent))
+                if unsent:
+                    return  # the connection is lost: the listener reconnects
+            self._overflowing = False
+            self._findings_ready.clear()
+            await self._findings_ready.wait()
+
+    # ------------------------------------------------------------ the store
 
     async def _consume(self) -> None:
         arrived = self._arrived
         while True:
             if not arrived:
                 await self._wake.wait()
-                self._wake.clear()
-                self._woken = False  # before taking: what comes after it wakes us again
+            self._wake.clear()  # before taking: what comes after it wakes us again
             if len(arrived) < BATCH_MAX:
                 await asyncio.sleep(GATHER)
             batch = self._pending
@@ -266,8 +339,8 @@ class Recorder:
                 continue
             await self.record(batch)
             for delivery in batch:
-                if delivery.qos > 0:
-                    self._client.ack(delivery.mid, delivery.qos)
+                if delivery.connection is not None:
+                    delivery.connection.ack(delivery.mid, delivery.qos)
             batch.clear()
 
     async def record(self, batch: list[Delivery]) -> None:
@@ -284,8 +357,17 @@ class Recorder:
             await asyncio.to_thread(self.arrivals.resume, self.store, table)
         await self._add(self.arrivals.mark(received), quarantine)
         if self.watch is not None:
-            for topic, payload in await self.watch(received):
-                self._client.publish(topic, payload, qos=1)
+            findings = await self.watch(received)
+            if len(self._findings) + len(findings) > FINDINGS_MAX:
+                if not self._overflowing:  # once until the broker has taken them all
+                    log.error("findings not published: the floor broker has not taken the"
+                              " %d before them (they are in the store)", len(self._findings))
+                self._overflowing = True
+                self.counters.findings_unpublished += len(findings)
+                findings = []
+            self._findings.extend(findings)
+            if findings:
+                self._findings_ready.set()
 
     async def _add(self, received: list[Received], quarantine: list[Quarantined]) -> None:
         """Add them, one by one if the database refuses the lot.
@@ -357,12 +439,14 @@ class Recorder:
         return self._unavailable_since is None
 
     def lag(self) -> tuple[int, float]:
-        """Messages received and not yet acknowledged, and the age of the oldest (seconds)."""
-        waiting = len(self._pending) + len(self._arrived)
-        oldest = self._pending[0] if self._pending else (
-            self._arrived[0] if self._arrived else None
-        )
-        return waiting, 0.0 if oldest is None else max(0.0, time.time() - oldest.received)
+        """Messages received and not yet acknowledged, and the age of the oldest (seconds).
+
+        The watchdog's probes are not counted: they wait in their turn, but are no table's.
+        """
+        waiting = [d for d in itertools.chain(self._pending, self._arrived) if not d.probe]
+        if not waiting:
+            return 0, 0.0
+        return len(waiting), max(0.0, time.time() - waiting[0].received)
 
     async def _report_lag(self) -> None:
         """Every LAG_EVERY seconds while behind, a log line with the lag; one when caught up."""
@@ -390,8 +474,8 @@ class Recorder:
         if len(parts) != prefix_parts + 2 or not parts[prefix_parts]:
             return self._bad(delivery, "topic is not {prefix}/{table}/{kind}", "topic")
         table, kind = parts[prefix_parts], parts[prefix_parts + 1]
-        if f"{table}/{kind}" == SURVEILLANCE_TOPIC:
-            return None  # the recorder's own findings: kept by the check itself
+        if f"{table}/{kind}" in (SURVEILLANCE_TOPIC, watchdog.TOPIC):
+            return None  # the recorder's own findings (kept by the check) and probes
         if len(table) > MAX_TABLE:
             return self._bad(delivery, f"table name of {len(table)} characters", "topic")
         if not delivery.payload and kind in CLEARED_TOPICS:
@@ -438,6 +522,12 @@ class Recorder:
                             message.table, seq, last, seq - last - 1)
             if last is None or seq > last:
                 counters.last_seq[message.table] = seq
+
+
+def _failed(task: asyncio.Task[None], client: MqttClient) -> None:
+    """A connection's helper that failed (a fault of ours) ends the connection."""
+    if not task.cancelled() and not isinstance(task.exception(), MqttError | None):
+        client.drop(f"the recorder's {task.get_name()} failed")
 
 
 def _quarantined(message: Received, reason: str) -> Quarantined:

@@ -13,7 +13,7 @@ What it cannot see: messages after the table's newest retained one (a ``card`` o
 ``result`` not yet followed by a ``round`` or ``recall``), and a table whose retained
 topics were cleared.
 
-The broker is read with a clean MQTT session of its own, subscribing to
+The broker is read with a clean MQTT session of its own (:mod:`baccarat.mqtt`), subscribing to
 ``{prefix}/+/{topic}`` for each retained topic, and taking what comes with the retain flag
 until none has come for :data:`QUIET` seconds (at most :data:`WAIT_MAX`). Each body passes
 the recorder's screen (:func:`baccarat.floor.bodies.screen`); one that does not is skipped.
@@ -21,17 +21,14 @@ the recorder's screen (:func:`baccarat.floor.bodies.screen`); one that does not 
 
 from __future__ import annotations
 
+import asyncio
 import os
-import threading
-import time
 from dataclasses import dataclass
-from typing import Any, Final
-
-import paho.mqtt.client as mqtt
-from paho.mqtt.enums import CallbackAPIVersion
+from typing import Final
 
 from baccarat.floor.bodies import Refused, screen
 from baccarat.floor.store import TableTail
+from baccarat.mqtt import ConnectRefusedError, MqttClient, MqttError, Received, RefusedError
 
 RETAINED_TOPICS: Final = ("shoe", "round", "alarms", "roads", "recall")
 """A table's retained topics whose bodies carry a ``seq``."""
@@ -64,62 +61,54 @@ def read_retained(
     password: str | None = None,
 ) -> dict[str, RetainedSeq]:
     """Each table's newest retained ``seq`` on the broker, by table (blocking)."""
-    newest: dict[str, RetainedSeq] = {}
-    subscribed = threading.Event()
-    failed: list[str] = []
-    last = [time.monotonic()]
-    depth = prefix.count("/") + 1
-
-    def on_connect(client: mqtt.Client, _u: Any, _f: Any, reason: Any, _p: Any) -> None:
-        if reason.is_failure:
-            failed.append(f"the broker refused the check's login: {reason}")
-            return
-        client.subscribe([(f"{prefix}/+/{topic}", 0) for topic in RETAINED_TOPICS])
-
-    def on_subscribe(_c: mqtt.Client, _u: Any, _m: Any, _r: Any, _p: Any) -> None:
-        last[0] = time.monotonic()
-        subscribed.set()
-
-    def on_message(_c: mqtt.Client, _u: Any, message: mqtt.MQTTMessage) -> None:
-        if not message.retain:
-            return  # published since: the table is live, the recorder's to store
-        last[0] = time.monotonic()
-        parts = message.topic.split("/")
-        if len(parts) != depth + 2:
-            return
-        try:
-            seq = screen(parts[-1], bytes(message.payload)).body.get("seq")
-        except Refused:
-            return
-        table = parts[depth]
-        if isinstance(seq, int) and (table not in newest or seq > newest[table].seq):
-            newest[table] = RetainedSeq(table, seq, message.topic)
-
-    client = mqtt.Client(
-        CallbackAPIVersion.VERSION2, client_id=f"baccarat-history-check-{os.getpid()}",
-        protocol=mqtt.MQTTv5,
+    client = MqttClient(
+        host, port, client_id=f"baccarat-history-check-{os.getpid()}", keepalive=30,
+        username=username, password=password, connect_timeout=CONNECT_TIMEOUT,
     )
-    if username is not None:
-        client.username_pw_set(username, password)
-    client.on_connect = on_connect
-    client.on_subscribe = on_subscribe
-    client.on_message = on_message
     try:
-        client.connect(host, port, keepalive=30, clean_start=True)
-    except OSError as exc:
-        raise BrokerReadError(f"cannot reach the broker at {host}:{port}: {exc}") from None
-    client.loop_start()
-    try:
-        if not subscribed.wait(CONNECT_TIMEOUT) or failed:
-            raise BrokerReadError(failed[0] if failed else
-                                  f"the broker at {host}:{port} did not answer the check")
-        started = time.monotonic()
-        while time.monotonic() - last[0] < QUIET and time.monotonic() - started < WAIT_MAX:
-            time.sleep(0.1)
-    finally:
-        client.disconnect()
-        client.loop_stop()
+        return asyncio.run(_read(client, prefix))
+    except ConnectRefusedError as exc:
+        raise BrokerReadError(f"the broker refused the check's login: {exc.name}") from None
+    except (MqttError, RefusedError) as exc:
+        raise BrokerReadError(f"cannot read the broker's retained messages: {exc}") from None
+    except TimeoutError:
+        raise BrokerReadError(f"the broker at {host}:{port} did not answer the check") from None
+
+
+async def _read(client: MqttClient, prefix: str) -> dict[str, RetainedSeq]:
+    newest: dict[str, RetainedSeq] = {}
+    depth = prefix.count("/") + 1
+    loop = asyncio.get_running_loop()
+    async with client:
+        async with asyncio.timeout(CONNECT_TIMEOUT):
+            for topic in RETAINED_TOPICS:
+                await client.subscribe(f"{prefix}/+/{topic}", qos=0)
+        messages = aiter(client.messages())
+        end = loop.time() + WAIT_MAX
+        quiet = loop.time() + QUIET
+        while (left := min(quiet, end) - loop.time()) > 0:
+            try:
+                async with asyncio.timeout(left):
+                    message = await anext(messages)
+            except TimeoutError:
+                break
+            if message.retain:  # not one published since: the recorder's to store
+                quiet = loop.time() + QUIET
+                _keep(newest, message, depth)
     return newest
+
+
+def _keep(newest: dict[str, RetainedSeq], message: Received, depth: int) -> None:
+    parts = message.topic.split("/")
+    if len(parts) != depth + 2:
+        return
+    try:
+        seq = screen(parts[-1], message.payload).body.get("seq")
+    except Refused:
+        return
+    table = parts[depth]
+    if isinstance(seq, int) and (table not in newest or seq > newest[table].seq):
+        newest[table] = RetainedSeq(table, seq, message.topic)
 
 
 def missing_tails(tails: list[TableTail], retained: dict[str, RetainedSeq]) -> list[str]:

@@ -3,11 +3,12 @@
 The operator's account lives in the broker only (mosquitto's password file), so the
 console checks a password the one way the broker offers: :class:`BrokerLogin` connects to
 the broker's MQTT-over-WebSocket listener (the one the page logs in on) with the
-username and password and disconnects at once; a CONNACK of *bad username or password*
-or *not authorized* is a wrong login. A login that passes gets a token
-(:class:`Sessions`), random, kept in memory only, sent back by the page as an HttpOnly
-cookie (or by a script as ``Authorization: Bearer``); it lapses after
-:data:`SESSION_IDLE` seconds unused and :data:`SESSION_LIFETIME` seconds in all. The page
+username and password (the package's client, :mod:`baccarat.mqtt`) and disconnects at
+once; a CONNACK of *bad username or password* or *not authorized* is a wrong login. A
+login that passes gets a token (:class:`Sessions`), random, kept in memory only, sent
+back by the page as an HttpOnly cookie (or by a script as ``Authorization: Bearer``); it
+lapses after :data:`SESSION_IDLE` seconds unused and :data:`SESSION_LIFETIME` seconds in
+all. The page
 logs in to the history *before* it connects to the broker itself: the broker gives each
 client its username as client id (``use_username_as_clientid``), so the check would take
 the page's own connection away if it came later.
@@ -39,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-import aiomqtt
+from baccarat.mqtt import ConnectRefusedError, MqttClient, MqttError
 
 log = logging.getLogger("baccarat.pit")
 
@@ -101,21 +102,20 @@ class BrokerLogin:
 
     async def check(self, username: str, password: str) -> bool:
         """True if the broker takes the login, False if it refuses it; LoginUnavailableError."""
-        client = aiomqtt.Client(
-            self.host, self.port, username=username, password=password,
-            identifier=f"pit-history-check-{secrets.token_hex(6)}",
-            protocol=aiomqtt.ProtocolVersion.V5, transport="websockets",
-            websocket_path=self.path, timeout=self.timeout, clean_start=True,
+        client = MqttClient(
+            self.host, self.port, client_id=f"pit-history-check-{secrets.token_hex(6)}",
+            username=username, password=password, websocket_path=self.path,
+            connect_timeout=self.timeout,
         )
         async with self._checks:
             try:
                 async with asyncio.timeout(self.timeout), client:
                     return True
-            except aiomqtt.MqttCodeError as exc:
-                if getattr(exc.rc, "value", exc.rc) in REFUSED_CODES:
+            except ConnectRefusedError as exc:
+                if exc.code in REFUSED_CODES:
                     return False
                 raise LoginUnavailableError(f"the broker refused the check: {exc}") from None
-            except (aiomqtt.MqttError, OSError, TimeoutError) as exc:
+            except (MqttError, OSError, TimeoutError) as exc:
                 where = f"ws://{self.host}:{self.port}{self.path}"
                 raise LoginUnavailableError(f"cannot reach the broker at {where}: {exc}") from None
 

@@ -1,4 +1,4 @@
-"""The publisher's MQTT client: paho's public API, driven by the asyncio event loop.
+"""The package's one MQTT client: paho's public API, driven by the asyncio event loop.
 
 paho documents how to run its client from an outside event loop: it says when its socket
 opens and closes and when it has bytes to write (``on_socket_*`` callbacks), and the loop
@@ -10,9 +10,18 @@ the socket is attached to the loop once it returns.
 
 What it adds to paho: :meth:`MqttClient.publish` returns when the broker acknowledged
 the message (QoS 1), and raises :class:`PublishRefusedError` with the PUBACK's reason code
-when the broker refused it (MQTT 5; under 3.1.1 a broker cannot say so); a lost
+when the broker refused it (MQTT 5; under 3.1.1 a broker cannot say so); a refused
+connection is a :class:`ConnectRefusedError` with the CONNACK's reason code; a lost
 connection is an :class:`MqttError` raised from every pending call and from the
 :meth:`MqttClient.messages` iterator.
+
+One object is one connection: whoever reconnects makes a new one, waiting
+:class:`baccarat.backoff.Backoff` delays between them (paho's own reconnection is off).
+Its users: the table's publisher (:mod:`baccarat.controller.publisher`), the floor recorder
+(:mod:`baccarat.floor.recorder`: a persistent MQTT 5 session, ``manual_ack``, each PUBACK
+sent by :meth:`MqttClient.ack` once the database has committed the message), the board's
+feed, the pit console's login check (over WebSocket) and ``history --check``'s read of
+the retained messages.
 """
 
 from __future__ import annotations
@@ -29,7 +38,12 @@ from typing import Any, Final, Literal
 
 import paho.mqtt.client as paho
 from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode, MQTTProtocolVersion
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
+from paho.mqtt.subscribeoptions import SubscribeOptions
+
+from baccarat.errors import BaccaratError
 
 log = logging.getLogger(__name__)
 
@@ -42,13 +56,33 @@ MISC_INTERVAL: Final = 1.0
 """Seconds between calls of paho's ``loop_misc`` (keepalive pings and their timeout)."""
 CLOSE_TIMEOUT: Final = 2.0
 """Seconds to wait for the DISCONNECT packet to leave on a deliberate close."""
+UNDECODABLE_TOPIC: Final = "(a topic that is not UTF-8)"
+"""The topic of a received message whose topic is not UTF-8 (a broker should not pass one)."""
+
+Retained = Literal["always", "if_new", "never"]
+"""Which retained messages a subscription gets: all, only if the subscription is new in the
+session (MQTT 5), or none (MQTT 5)."""
+_RETAIN_HANDLING: Final[dict[Retained, int]] = {
+    "always": SubscribeOptions.RETAIN_SEND_ON_SUBSCRIBE,
+    "if_new": SubscribeOptions.RETAIN_SEND_IF_NEW_SUB,
+    "never": SubscribeOptions.RETAIN_DO_NOT_SEND,
+}
 
 
-class MqttError(Exception):
+class MqttError(BaccaratError):
     """The connection could not be made, or it was lost."""
 
 
-class RefusedError(Exception):
+class ConnectRefusedError(MqttError):
+    """The broker's CONNACK refused the connection (bad login, not authorized, ...)."""
+
+    def __init__(self, code: int, name: str) -> None:
+        super().__init__(f"connection refused by the broker: {name}")
+        self.code = code
+        self.name = name
+
+
+class RefusedError(BaccaratError):
     """The broker answered a request with a failure reason code (>= 0x80)."""
 
     def __init__(self, what: str, code: int, name: str) -> None:
@@ -84,6 +118,9 @@ class Received:
     retain: bool
     response_topic: str | None
     """The MQTT 5 response topic, if the sender gave one."""
+    mid: int = 0
+    """The packet identifier, for :meth:`MqttClient.ack` (QoS 1 and 2)."""
+    qos: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +134,13 @@ class _Pending:
 
 
 class MqttClient:
-    """One MQTT connection, used as ``async with MqttClient(...) as client``."""
+    """One MQTT connection, used as ``async with MqttClient(...) as client``.
+
+    ``clean_start=False`` resumes the session the broker keeps for ``client_id``;
+    ``session_expiry`` (seconds) and ``receive_maximum`` (messages delivered and not yet
+    acknowledged) are MQTT 5 CONNECT properties. ``manual_ack``: a QoS 1 message is
+    acknowledged only by :meth:`ack`. ``websocket_path``: MQTT over WebSocket at that path.
+    """
 
     def __init__(
         self,
@@ -113,20 +156,44 @@ class MqttClient:
         tls_context: ssl.SSLContext | None = None,
         max_inflight: int = 20,
         connect_timeout: float = 10.0,
+        clean_start: bool = True,
+        session_expiry: int | None = None,
+        receive_maximum: int | None = None,
+        manual_ack: bool = False,
+        websocket_path: str | None = None,
     ) -> None:
         self.host = host
         self.port = port
         self.keepalive = keepalive
         self.connect_timeout = connect_timeout
+        self.clean_start = clean_start
+        self.session_present = False
+        """Whether the broker resumed a session it kept (the CONNACK's flag)."""
+        v5 = version == "5"
+        if not v5 and (session_expiry is not None or receive_maximum is not None):
+            raise ValueError("session expiry and receive maximum are MQTT 5 properties")
+        self._properties: Properties | None = None
+        if session_expiry is not None or receive_maximum is not None:
+            self._properties = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
+            if session_expiry is not None:
+                self._properties.SessionExpiryInterval = session_expiry
+            if receive_maximum is not None:
+                self._properties.ReceiveMaximum = receive_maximum
+        self._v5 = v5
         self._paho = paho.Client(
             CallbackAPIVersion.VERSION2,
             client_id=client_id,
+            clean_session=None if v5 else clean_start,
             protocol=PROTOCOLS[version],
+            transport="tcp" if websocket_path is None else "websockets",
             reconnect_on_failure=False,
+            manual_ack=manual_ack,
         )
         self._paho.enable_logger(log)
         self._paho.max_inflight_messages_set(max_inflight)
         self._paho.connect_timeout = connect_timeout
+        if websocket_path is not None:
+            self._paho.ws_set_options(path=websocket_path)
         if username is not None:
             self._paho.username_pw_set(username, password)
         if will is not None:
@@ -199,14 +266,25 @@ class MqttClient:
         For an owner that fails (an exception, a task cancelled because another failed),
         whose subscribers must hear that it is gone. Harmless on a connection already lost.
         """
+        self.drop("connection abandoned: the program failed")
+
+    def drop(self, reason: str) -> None:
+        """Close the connection at once, without a DISCONNECT, as lost for ``reason``.
+
+        Every waiting call and the message iterator raise :class:`MqttError` with it.
+        """
         self._closing = True
-        self._lose(MqttError("connection abandoned: the program failed"))
+        self._lose(MqttError(reason))
         self._close_socket()
 
     def _connect(self) -> None:
         """Run paho's blocking connect (in a worker thread): socket, TLS, CONNECT queued."""
         try:
-            rc = self._paho.connect(self.host, self.port, self.keepalive)
+            if self._v5:
+                rc = self._paho.connect(self.host, self.port, self.keepalive,
+                                        clean_start=self.clean_start, properties=self._properties)
+            else:
+                rc = self._paho.connect(self.host, self.port, self.keepalive)
         except (OSError, ValueError) as exc:
             raise MqttError(f"cannot connect to {self.host}:{self.port}: {exc}") from exc
         if rc != MQTTErrorCode.MQTT_ERR_SUCCESS:
@@ -275,13 +353,39 @@ class MqttClient:
             return
         await self._answer(info.mid, f"publish on {topic}", topic)
 
-    async def subscribe(self, topic: str, *, qos: int = 1) -> None:
-        """Subscribe; :class:`RefusedError` if the broker refused it (its SUBACK)."""
+    async def subscribe(
+        self, *topics: str, qos: int = 1, retained: Retained = "always"
+    ) -> None:
+        """Subscribe to the topics (one SUBSCRIBE); :class:`RefusedError` if one is refused.
+
+        The refusal is the SUBACK's reason code. ``retained`` other than ``"always"`` is an
+        MQTT 5 subscription option.
+        """
         self._check_connected()
-        rc, mid = self._paho.subscribe(topic, qos)
+        if not topics:
+            raise ValueError("subscribe to no topic")
+        if retained == "always":
+            rc, mid = self._paho.subscribe([(topic, qos) for topic in topics])
+        else:
+            if not self._v5:
+                raise ValueError(f"retained={retained!r} needs MQTT 5")
+            options = SubscribeOptions(qos=qos, retainHandling=_RETAIN_HANDLING[retained])
+            rc, mid = self._paho.subscribe([(topic, options) for topic in topics])
+        what = f"subscription to {', '.join(topics)}"
         if rc != MQTTErrorCode.MQTT_ERR_SUCCESS or mid is None:
-            raise MqttError(f"subscribe to {topic}: {paho.error_string(rc)}")
-        await self._answer(mid, f"subscription to {topic}")
+            raise MqttError(f"{what}: {paho.error_string(rc)}")
+        await self._answer(mid, what)
+
+    def ack(self, mid: int, qos: int) -> bool:
+        """Acknowledge a message received with ``manual_ack`` (its PUBACK); whether it went.
+
+        ``mid`` and ``qos`` are the :class:`Received` message's. On a connection lost or
+        closing nothing is sent: the broker delivers the message again on the session's
+        next connection, and it is acknowledged there.
+        """
+        if qos == 0 or self._lost is not None or self._closing:
+            return False
+        return self._paho.ack(mid, qos) == MQTTErrorCode.MQTT_ERR_SUCCESS
 
     async def messages(self) -> AsyncIterator[Received]:
         """The messages of the subscriptions, in order; :class:`MqttError` once lost."""
@@ -316,8 +420,9 @@ class MqttClient:
         if self._connack is None or self._connack.done():
             return
         if reason.is_failure:
-            self._connack.set_exception(MqttError(f"connection refused by the broker: {reason}"))
+            self._connack.set_exception(ConnectRefusedError(reason.value, str(reason)))
         else:
+            self.session_present = bool(getattr(flags, "session_present", False))
             self._connack.set_result(None)
 
     def _on_disconnect(
@@ -354,16 +459,23 @@ class MqttClient:
             pending.future.set_result(None)
 
     def _on_message(self, client: paho.Client, userdata: Any, message: paho.MQTTMessage) -> None:
+        try:
+            topic = message.topic
+        except UnicodeDecodeError:  # the owner decides what to do with it; never raised here
+            topic = UNDECODABLE_TOPIC
         response = getattr(message.properties, "ResponseTopic", None)
-        self._received.put_nowait(
-            Received(message.topic, bytes(message.payload), bool(message.retain), response)
-        )
+        self._received.put_nowait(Received(
+            topic, bytes(message.payload), bool(message.retain), response,
+            message.mid, message.qos,
+        ))
 
     def _on_socket_open(self, client: paho.Client, userdata: Any, sock: Any) -> None:
         # Called in the connect thread: only note the socket; _attach registers it.
         # A card must not wait for the broker's delayed ACK of the previous large body
-        # (Nagle's algorithm): see bench/README.md.
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        # (Nagle's algorithm): see bench/README.md. (paho's WebSocket wrapper has no
+        # setsockopt: its socket keeps the default.)
+        if isinstance(sock, socket.socket):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._fd = sock.fileno()
 
     def _on_socket_close(self, client: paho.Client, userdata: Any, sock: Any) -> None:
@@ -386,8 +498,9 @@ class MqttClient:
             self._paho.loop_read()
             sock = self._paho.socket()
             # An SSL socket may hold decrypted bytes that select() does not see.
-            while isinstance(sock, ssl.SSLSocket) and sock.pending() > 0:
+            while sock is not None and hasattr(sock, "pending") and sock.pending() > 0:
                 self._paho.loop_read()
+                sock = self._paho.socket()
         except (OSError, ValueError) as exc:
             self._failed(exc)
 

@@ -9,11 +9,12 @@ worker thread and hands the result back to the loop, which publishes it retained
 
 A computation starts once the cards pause (:data:`SETTLE`), one at a time, and at most
 one waits: a newer count replaces a waiting one that has not started, so no backlog forms
-however fast cards come, and nothing a card does waits for the worker. A result computed for a count that is no longer the engine's
-(a card came meanwhile) is dropped, neither published nor journaled: the newer count is
-already waiting and decides instead, a few milliseconds later. A crossing is always
-decided on the cards out now, so the engine's record of it never has to say "stale" (and
-the engine refuses one that would be: inputs.Advantage).
+however fast cards come, and nothing a card does waits for the worker. A result computed
+for a count that is no longer the engine's (a card came meanwhile) is dropped, neither
+published nor journaled: the newer count is already waiting and decides instead, a few
+milliseconds later. A crossing is always decided on the cards out now, so the engine's
+record of it never has to say "stale" (and the engine refuses one that would be:
+inputs.Advantage).
 """
 
 from __future__ import annotations

@@ -220,12 +220,19 @@ def count(db: str, sql: str, plain: str | None = None) -> int:
     return 0
 
 
+ATTACHED = ("SELECT COALESCE(SUM(LENGTH(views) - LENGTH(REPLACE(views, ' ', '')) + 1), 0)"
+            " FROM messages WHERE views IS NOT NULL")
+"""Derived views whose place a fact's row keeps (a database with the ``views`` column)."""
+
+
 def stored(db: str) -> int:
-    """Messages the database holds: facts, and derived views' places if it has them."""
+    """Messages the database holds: rows, and the derived views' places (of their own, or
+    on a fact's row) if it has them."""
     return count(
-        db, "SELECT (SELECT COUNT(*) FROM messages) + COALESCE((SELECT COUNT(*) FROM derived), 0)",
-        "SELECT COUNT(*) FROM messages",
-    )
+        db, f"SELECT (SELECT COUNT(*) FROM messages) + ({ATTACHED})"
+        " + (SELECT COUNT(*) FROM derived)",
+        "SELECT (SELECT COUNT(*) FROM messages) + (SELECT COUNT(*) FROM derived)",
+    ) or count(db, "SELECT COUNT(*) FROM messages")
 
 
 def relation_bytes(db: str) -> dict[str, int]:
@@ -251,10 +258,11 @@ def relation_bytes(db: str) -> dict[str, int]:
     return {str(name): int(size) for name, size in rows}
 
 
-def kept(db: str) -> tuple[int, int]:
-    """Derived views kept whole (in ``messages``) and as places (``derived``)."""
+def kept(db: str) -> tuple[int, int, int]:
+    """Derived views kept whole (in ``messages``), as places on a fact's row, and as places
+    of their own (``derived``)."""
     whole = count(db, "SELECT COUNT(*) FROM messages WHERE type IN ('roads', 'round', 'recall')")
-    return whole, count(db, "SELECT COUNT(*) FROM derived")
+    return whole, count(db, ATTACHED), count(db, "SELECT COUNT(*) FROM derived")
 
 
 def start_recording(db: str, args: argparse.Namespace, port: int,
@@ -303,11 +311,11 @@ def growth(db: str, args: argparse.Namespace, groups: list[list[tuple[str, bytes
     shoes = args.growth_tables
     by_relation = {name: (after.get(name, 0) - before.get(name, 0)) / shoes
                    for name in after}
-    whole, places = kept(db)
+    whole, attached, places = kept(db)
     return {
         "db": "postgresql" if db.startswith("postgresql:") else "sqlite", "shoes": shoes,
         "lost": lost, "per_shoe": sum(by_relation.values()), "by_relation": by_relation,
-        "views_whole": whole, "views_places": places,
+        "views_whole": whole, "views_attached": attached, "views_places": places,
     }
 
 
@@ -321,7 +329,8 @@ def growth_report(r: dict[str, Any]) -> str:
         f"{r['db']}: {r['shoes']} tables, a whole shoe each: database"
         f" +{(r['per_shoe'] - latest) / 1e3:.0f} kB per shoe, and {latest / 1e3:.0f} kB once"
         f" per table for its latest views (kB by table and index: {parts}); derived views"
-        f" kept whole {r['views_whole']}, as places {r['views_places']}; lost {r['lost']}"
+        f" kept whole {r['views_whole']}, as places on a fact's row {r['views_attached']},"
+        f" of their own {r['views_places']}; lost {r['lost']}"
     )
 
 

@@ -16,8 +16,15 @@ messages offered and not yet stored, at the end and at worst), card to console p
 the database's growth per table-hour and per shoe; then whether anything was lost (every
 offered ``seq`` in the database, as a fact or as a derived view's place).
 
+Before the timed run, the growth per shoe (``--growth-tables``, 0: not measured): that many
+tables are offered the recorded shoes (``--shoes``, 2) from the start, input by input, each
+round of inputs stored before the next (a batch holds one input of each table, as at a
+table's pace), and the bytes of each table and index are taken after each shoe (bytes do
+not depend on the machine's load). The first shoe pays each table's first index pages;
+the second is a floor's steady state.
+
     python bench/floor_traffic.py [--tables 1000] [--seconds 60] [--postgres]
-                                  [--recorder-src DIR]
+                                  [--recorder-src DIR] [--no-timed] [--growth-tables 10]
 
 ``--recorder-src DIR`` runs the recorder from another checkout's ``src`` (the figures
 before issue 22: ``git archive <commit> src | tar -x -C DIR``).
@@ -356,16 +363,23 @@ def growth(db: str, args: argparse.Namespace, groups: list[list[tuple[str, bytes
 
 
 def growth_report(r: dict[str, Any]) -> str:
-    """A line a shoe: its growth by table and index; ``latest`` is once per table."""
+    """A line a shoe: its growth by table and index, apart from ``latest`` and the suspects.
+
+    ``latest`` is once per table; ``shuffle_suspects`` are the floor-wide shuffle check's
+    findings, here every shoe (each table is offered the same recorded shoes).
+    """
     lines = []
     for number, by_relation in enumerate(r["per_shoe"], 1):
-        latest = sum(size for name, size in by_relation.items() if name.startswith("latest"))
-        total = sum(by_relation.values()) - latest
+        apart = {name: sum(size for n, size in by_relation.items() if n.startswith(name))
+                 for name in ("latest", "shuffle_suspects")}
+        total = sum(by_relation.values()) - sum(apart.values())
         parts = ", ".join(f"{name} {size / 1e3:.1f}" for name, size in
-                          sorted(by_relation.items(), key=lambda item: -item[1]) if size)
+                          sorted(by_relation.items(), key=lambda item: -item[1])
+                          if size and not name.startswith(tuple(apart)))
         lines.append(f"{r['db']}: {r['tables']} tables, shoe {number}: database"
-                     f" +{total / 1e3:.1f} kB per shoe, latest views {latest / 1e3:.1f} kB a"
-                     f" table (kB by table and index: {parts})")
+                     f" +{total / 1e3:.1f} kB per shoe (kB by table and index: {parts});"
+                     f" apart: latest {apart['latest'] / 1e3:.1f} kB a table, shuffle"
+                     f" suspects {apart['shuffle_suspects'] / 1e3:.1f} kB")
     dead = ", ".join(f"{name} {n}" for name, n in sorted(r["dead"].items())) or "none"
     lines.append(
         f"{r['db']}: derived views kept whole {r['views_whole']}, as places on a fact's row"

@@ -10,14 +10,15 @@ counted, never silently dropped.
 Only facts are kept whole. A derived view (``roads``: :data:`baccarat.floor.bodies.DERIVED_TOPICS`),
 a function of the table's earlier messages that :mod:`baccarat.floor.derived` makes again
 byte for byte, is kept whole only as the table's latest of its topic (``latest``); of every
-other one its ``seq``, topic (the last level) and ``ts`` are kept in ``derived``, so that a
-gap in a table's ``seq`` is still told from a view not stored, and a view of any moment
-can be rebuilt with its own ``seq`` and ``ts``.
+other one its ``seq``, topic (the last level) and ``ts`` are kept, on the row of the fact it
+follows (``views``) or in ``derived`` (:mod:`~baccarat.floor.schema`), so that a gap in a
+table's ``seq`` is still told from a view not stored, and a view of any moment can be
+rebuilt with its own ``seq`` and ``ts``.
 
 Schema (the same on both databases)::
 
-    messages  (tbl, seq)  topic, type, shoe, round, ts, received, body
-    derived   (tbl, seq)  topic, ts        -- a derived view's place in the sequence
+    messages  (tbl, seq)  seq, shoe, ts, received, tbl, type, views, body  -- by (tbl, shoe)
+    derived   (tbl, seq)  topic, ts        -- a place that follows no fact of its batch
     latest    (tbl, topic) seq, received, body  -- the newest derived view, whole
     conflicts            tbl, seq, topic, received, body
     status    (tbl)      received, body    -- the table's latest retained status

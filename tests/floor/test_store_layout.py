@@ -219,3 +219,26 @@ def test_a_views_text_not_understood_is_left_out() -> None:
     ]
     assert views_places(10, 5.0, "card round@x  roads") == [DerivedSeq(14, "roads", 5.0)]
     assert views_places(10, None, "") == []
+
+
+def test_a_body_is_kept_after_the_envelope_its_row_makes_again(store: Store, db_url: str) -> None:
+    messages = _messages("macau", 25)[:40]
+    store.add(Arrivals().mark(messages))
+    kept = _rows(db_url, "SELECT seq, body FROM messages ORDER BY seq")
+    assert len(kept) == 40
+    assert all(body.startswith('"') for _, body in kept)  # the text after the envelope
+    by_seq = {m.seq: m.payload for m in messages}
+    assert [(b["seq"], text) for b, text in store.stored("T1")] == [
+        (seq, by_seq[seq]) for seq, _ in kept
+    ]
+    assert [b for _, b in store.messages("T1")] == [json.loads(by_seq[s]) for s, _ in kept]
+    odd = [  # an integer ts, a schema 2, a body of another shape: each kept whole
+        '{"schema":1,"seq":41,"ts":5,"type":"card","shoe":1}',
+        '{"schema":2,"seq":42,"ts":5.5,"type":"card","shoe":1}',
+        ' {"schema":1,"seq":43,"ts":6.5,"type":"card","shoe":1}',
+    ]
+    store.add([Received("T1", "baccarat/T1/card", json.loads(t), t, 1.0) for t in odd])
+    assert _rows(db_url, "SELECT body FROM messages WHERE seq > 40 ORDER BY seq") == [
+        (t,) for t in odd
+    ]
+    assert [text for _, text in store.stored("T1", since_seq=41)] == odd

@@ -21,6 +21,7 @@ from baccarat.floor.records import (
     TableTail,
     float_or_none,
     object_or_none,
+    published,
 )
 from baccarat.floor.schema import MAX_ATTACHED, Layout, views_places
 
@@ -69,8 +70,11 @@ class SqlReads:
         self, table: str, until_seq: int | None = None, since_seq: int | None = None
     ) -> list[tuple[dict[str, Any], str]]:
         """The table's stored messages (body, and its text as published), by ``seq``."""
-        sql, params = _of_table("SELECT body FROM messages", table, until_seq, since_seq)
-        return [(json.loads(body), str(body)) for (body,) in self._read(sql, params)]
+        sql, params = _of_table("SELECT seq, ts, type, body FROM messages", table, until_seq,
+                                since_seq)
+        texts = [published(int(seq), float_or_none(ts), str(kind), str(body))
+                 for seq, ts, kind, body in self._read(sql, params)]
+        return [(json.loads(text), text) for text in texts]
 
     def derived(
         self, table: str, until_seq: int | None = None, since_seq: int | None = None
@@ -174,14 +178,14 @@ class SqlReads:
             if value is not None:
                 where.append(f"{column} {op} ?")
                 params.append(value)
-        sql = "SELECT tbl, body FROM messages"
+        sql = "SELECT tbl, seq, ts, type, body FROM messages"
         if where:
             sql += " WHERE " + " AND ".join(where)
         cursor = self._db.cursor()
         try:
             cursor.execute(self._q(sql + " ORDER BY tbl, seq"), params)
-            for tbl, body in cursor:
-                yield tbl, json.loads(body)
+            for tbl, seq, ts, kind, body in cursor:
+                yield tbl, json.loads(published(int(seq), float_or_none(ts), str(kind), body))
         finally:
             cursor.close()
             self._db.rollback()  # end the read transaction (PostgreSQL opens one)

@@ -32,7 +32,13 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from baccarat.floor.bodies import DERIVED_TOPICS
-from baccarat.floor.records import DerivedSeq, Received, float_or_none, int_or_none
+from baccarat.floor.records import (
+    DerivedSeq,
+    Received,
+    float_or_none,
+    int_or_none,
+    stored_body,
+)
 
 SCHEMA: Final = (
     """CREATE TABLE IF NOT EXISTS messages (
@@ -137,12 +143,13 @@ class Layout:
     def row(self, message: Received, views: Sequence[Received] = ()) -> tuple[Any, ...]:
         """The ``messages`` row of an engine message (one with a ``seq``)."""
         body = message.body
-        ts = float_or_none(body.get("ts"))
+        ts, type_ = float_or_none(body.get("ts")), str(body.get("type", ""))
         values = {
             "tbl": message.table, "seq": message.seq, "topic": kind(message.topic),
-            "type": str(body.get("type", "")), "shoe": int_or_none(body.get("shoe")),
+            "type": type_, "shoe": int_or_none(body.get("shoe")),
             "round": int_or_none(body.get("round")), "ts": ts, "received": message.received,
-            "views": views_text(ts, views) if views else None, "body": message.payload,
+            "views": views_text(ts, views) if views else None,
+            "body": stored_body(message.payload, message.seq or 0, ts, type_),
         }
         return tuple(values[column] for column in self.columns)
 

@@ -21,6 +21,8 @@ from baccarat.floor.records import (
     StoreError,
     StoreRefusedError,
     StoreUnavailableError,
+    float_or_none,
+    published,
 )
 from baccarat.floor.schema import (
     ADD_VIEWS,
@@ -226,10 +228,13 @@ class SqlStore(SqlReads):
         is: its body is the view of that seq.
         """
         key = (message.table, message.seq)
-        cursor.execute(self._q("SELECT body FROM messages WHERE tbl = ? AND seq = ?"), key)
+        cursor.execute(
+            self._q("SELECT seq, ts, type, body FROM messages WHERE tbl = ? AND seq = ?"), key
+        )
         row = cursor.fetchone()
         if row is not None:
-            return bool(json.loads(row[0]) == message.body)
+            text = published(int(row[0]), float_or_none(row[1]), str(row[2]), str(row[3]))
+            return bool(json.loads(text) == message.body)
         cursor.execute(self._q("SELECT topic FROM derived WHERE tbl = ? AND seq = ?"), key)
         row = cursor.fetchone()
         if row is None and message.seq is not None:

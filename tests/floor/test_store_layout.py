@@ -225,7 +225,7 @@ def test_a_body_is_kept_after_the_envelope_its_row_makes_again(store: Store, db_
     messages = _messages("macau", 25)[:40]
     store.add(Arrivals().mark(messages))
     kept = _rows(db_url, "SELECT seq, body FROM messages ORDER BY seq")
-    assert len(kept) == 40
+    assert len(kept) == sum(1 for m in messages if m.body["type"] not in VIEWS) > 15
     assert all(body.startswith('"') for _, body in kept)  # the text after the envelope
     by_seq = {m.seq: m.payload for m in messages}
     assert [(b["seq"], text) for b, text in store.stored("T1")] == [

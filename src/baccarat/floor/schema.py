@@ -10,11 +10,16 @@ with its ``ts`` when it is not the fact's (``round``, ``roads recall``,
 its batch (a round opened by an input of its own, a batch that ended between them) has
 its place in ``derived``, a row of its own.
 
+A row's ``body`` is the text after the body's envelope (``{"schema":1,"seq":N,"ts":T,
+"type":K,``) where its ``seq``, ``ts`` and ``type`` make that again byte for byte, else the
+body whole (:func:`baccarat.floor.records.stored_body`; the reads put it back).
+
 A database made before (its ``messages`` with ``topic`` and ``round`` columns, every place
-in ``derived``) is read as it is; a recorder opening it adds the ``views`` column and writes
-the columns its table has (:class:`Layout`). ``messages`` keeps its rowid on SQLite: rows
-come in time order, so its pages fill up, where a table kept in its (table, seq) key would
-be split half empty by a floor's tables taking turns; ``derived`` is kept in its key alone.
+in ``derived``, bodies whole) is read as it is; a recorder opening it adds the ``views``
+column and writes the columns its table has (:class:`Layout`). ``messages`` keeps its
+rowid on SQLite: rows come in time order, so its pages fill up, where a table kept in its
+(table, seq) key would be split half empty by a floor's tables taking turns; ``derived``
+is kept in its key alone.
 On PostgreSQL the columns of eight bytes come first (no padding between them), and
 ``messages_by_shoe`` is on (table, shoe) alone: its B-tree keeps each shoe's key once with
 the list of its rows (PostgreSQL 13's deduplication), where (table, shoe, seq) made every

@@ -2,7 +2,9 @@
 
 One row per engine message, keyed by the table and the message's ``seq`` (up by one per
 message of a table, docs/design.md invariant 3), so a message delivered twice (QoS 1, a
-reconnection, a recorder restart) is stored once. The body is kept exactly as published.
+reconnection, a recorder restart) is stored once. The body comes back exactly as
+published: a row keeps it after its envelope where the row's own columns make that again
+(:func:`~baccarat.floor.records.stored_body`), else whole.
 A second message with the same table and ``seq`` but another body is not a duplicate: a
 table whose journal was wiped starts its numbering again. It is kept in ``conflicts`` and
 counted, never silently dropped.

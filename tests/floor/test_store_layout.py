@@ -242,3 +242,12 @@ def test_a_body_is_kept_after_the_envelope_its_row_makes_again(store: Store, db_
         (t,) for t in odd
     ]
     assert [text for _, text in store.stored("T1", since_seq=41)] == odd
+
+
+def test_postgresql_fills_the_index_pages_whole(store: Store, db_url: str) -> None:
+    if not db_url.startswith("postgresql:"):
+        return  # SQLite has no fillfactor: it fills a page before it splits it
+    found = dict(_rows(db_url, "SELECT relname, reloptions FROM pg_class WHERE relname IN"
+                       " ('messages_pkey', 'messages_by_shoe', 'derived_pkey')"))
+    assert found == {index: ["fillfactor=100"]
+                     for index in ("messages_pkey", "messages_by_shoe", "derived_pkey")}

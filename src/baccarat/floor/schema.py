@@ -73,11 +73,14 @@ MAX_ATTACHED: Final = 8
 """The most views one fact's row keeps (a longer run goes on in ``derived``): a seq's row
 is found among the eight rows before it."""
 
-ATTACHED_AT: Final = (
-    " EXISTS (SELECT 1 FROM messages WHERE tbl = ? AND seq >= ? AND seq < ?"
-    " AND views IS NOT NULL AND seq + LENGTH(views) - LENGTH(REPLACE(views, ' ', '')) + 1 >= ?)"
+NOT_ATTACHED: Final = (
+    " AND COALESCE((SELECT seq + CASE WHEN views IS NULL THEN 0 ELSE"
+    " LENGTH(views) - LENGTH(REPLACE(views, ' ', '')) + 1 END FROM messages"
+    " WHERE tbl = ? AND seq < ? AND seq >= ? ORDER BY seq DESC LIMIT 1), 0) < ?"
 )
-"""A row before the seq keeps it among its views (params: :func:`attached_params`)."""
+"""The row before the seq does not keep it among its views (params: :func:`attached_params`).
+
+Only the nearest row before it can: a row's views are the seqs right after it."""
 INSERT_QUARANTINE: Final = (
     "INSERT INTO quarantine (received, topic, reason, size, payload) VALUES (?, ?, ?, ?, ?)"
 )
@@ -109,7 +112,7 @@ class Layout:
         return f"INSERT INTO messages ({names}) {values} {marks}"
 
     def _not_attached(self) -> str:
-        return f" AND NOT{ATTACHED_AT}" if self.has_views else ""
+        return NOT_ATTACHED if self.has_views else ""
 
     @property
     def insert_message(self) -> str:
@@ -181,9 +184,9 @@ def kind(topic: str) -> str:
 
 
 def attached_params(message: Received) -> tuple[Any, ...]:
-    """The parameters of :data:`ATTACHED_AT` for this message's seq."""
+    """The parameters of :data:`NOT_ATTACHED` for this message's seq."""
     seq = message.seq or 0
-    return (message.table, seq - MAX_ATTACHED, seq, seq)
+    return (message.table, seq, seq - MAX_ATTACHED, seq)
 
 
 def views_text(ts: float | None, views: Sequence[Received]) -> str:

@@ -56,6 +56,8 @@ class SqlStore(SqlReads):
     blob = "BLOB"
     without_rowid = " WITHOUT ROWID"
     """SQLite keeps a table with no rowid in its primary key's b-tree: one copy, not two."""
+    tuned: tuple[str, ...] = ()
+    """Statements of the database's own run after the tables are made (PostgreSQL's)."""
     refusals: tuple[type[BaseException], ...] = (ValueError, TypeError, OverflowError)
     """Errors that mean the database refused a value (with the connection still good)."""
 
@@ -72,6 +74,8 @@ class SqlStore(SqlReads):
                 cursor.execute(typed.replace(" WITHOUT ROWID", self.without_rowid))
             if "views" not in self._columns(cursor):
                 cursor.execute(ADD_VIEWS)
+            for statement in self.tuned:
+                cursor.execute(statement)
         self._layout_found = None
 
     @contextlib.contextmanager

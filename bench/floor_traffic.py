@@ -16,8 +16,16 @@ messages offered and not yet stored, at the end and at worst), card to console p
 the database's growth per table-hour and per shoe; then whether anything was lost (every
 offered ``seq`` in the database, as a fact or as a derived view's place).
 
+Before the timed run, the growth per shoe (``--growth-tables``, 0: not measured): that many
+tables are offered the recorded shoes (``--shoes``, 2) from the start, input by input, each
+round of inputs stored before the next (a batch holds one input of each table, as at a
+table's pace), and the bytes of each table and index are taken after each shoe (bytes do
+not depend on the machine's load). The first shoe pays each table's first index pages;
+the second is a floor's steady state.
+
     python bench/floor_traffic.py [--tables 1000] [--seconds 60] [--postgres]
-                                  [--recorder-src DIR] [--broker-log-all] [--keep DIR]
+                                  [--recorder-src DIR] [--no-timed] [--growth-tables 10]
+                                  [--broker-log-all] [--keep DIR]
 
 The offer begins once the recorder has stored a probe (it has subscribed: what a table
 publishes before the recorder's session exists is never queued for it), and ends once
@@ -33,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import json
 import os
 import re
@@ -51,10 +60,8 @@ from paho.mqtt.enums import CallbackAPIVersion
 from floor import Pit, baccarat, free_port, percentile, start_broker  # bench/floor.py
 
 HERE = Path(__file__).resolve().parent
-CAPTURE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "baccarat" / (
-    "floor_traffic-shoes.jsonl"
-)
-"""The recorded table, kept out of the repository (2 MB a shoe)."""
+CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "baccarat"
+"""Where the recorded table is kept, out of the repository (2 MB a shoe)."""
 CLIENTS = 4
 """paho clients the offer is spread over (each its own network thread)."""
 _SEQ = re.compile(rb'"seq":\d+')
@@ -63,8 +70,10 @@ _TS = re.compile(rb'"ts":[-0-9.e+]+|"ts":null')
 
 def capture(shoes: int) -> list[tuple[str, bytes]]:
     """A real table's bodies for ``shoes`` shoes, recorded once and then read back."""
-    if CAPTURE.exists():
-        return [(t, p.encode()) for t, p in map(json.loads, CAPTURE.read_text().splitlines())]
+    name = "floor_traffic-shoes.jsonl" if shoes == 1 else f"floor_traffic-{shoes}-shoes.jsonl"
+    kept_in = CACHE / name
+    if kept_in.exists():
+        return [(t, p.encode()) for t, p in map(json.loads, kept_in.read_text().splitlines())]
     with tempfile.TemporaryDirectory(prefix="floor-capture-") as tmp:
         folder, port = Path(tmp), free_port()
         broker = start_broker(folder, port)
@@ -104,8 +113,8 @@ def capture(shoes: int) -> list[tuple[str, bytes]]:
     cut = next(i for i, (t, p) in enumerate(got)
                if t.endswith("/shoe") and json.loads(p)["shoe"] == last)
     kept = got[:cut]
-    CAPTURE.parent.mkdir(parents=True, exist_ok=True)
-    CAPTURE.write_text("".join(json.dumps([t, p.decode()]) + "\n" for t, p in kept))
+    kept_in.parent.mkdir(parents=True, exist_ok=True)
+    kept_in.write_text("".join(json.dumps([t, p.decode()]) + "\n" for t, p in kept))
     return kept
 
 
@@ -231,12 +240,21 @@ def count(db: str, sql: str, plain: str | None = None) -> int:
     return 0
 
 
+ATTACHED = ("SELECT COALESCE(SUM(LENGTH(views) - LENGTH(REPLACE(views, ' ', '')) + 1), 0)"
+            " FROM messages WHERE views IS NOT NULL")
+"""Derived views whose place a fact's row keeps (a database with the ``views`` column)."""
+
+
 def stored(db: str) -> int:
-    """Messages the database holds: facts, and derived views' places if it has them."""
+    """Messages the database holds: rows, and the derived views' places if it has them.
+
+    A place of its own (``derived``), or on a fact's row (``views``).
+    """
     return count(
-        db, "SELECT (SELECT COUNT(*) FROM messages) + COALESCE((SELECT COUNT(*) FROM derived), 0)",
-        "SELECT COUNT(*) FROM messages",
-    )
+        db, f"SELECT (SELECT COUNT(*) FROM messages) + ({ATTACHED})"
+        " + (SELECT COUNT(*) FROM derived)",
+        "SELECT (SELECT COUNT(*) FROM messages) + (SELECT COUNT(*) FROM derived)",
+    ) or count(db, "SELECT COUNT(*) FROM messages")
 
 
 def relation_bytes(db: str) -> dict[str, int]:
@@ -262,10 +280,13 @@ def relation_bytes(db: str) -> dict[str, int]:
     return {str(name): int(size) for name, size in rows}
 
 
-def kept(db: str) -> tuple[int, int]:
-    """Derived views kept whole (in ``messages``) and as places (``derived``)."""
+def kept(db: str) -> tuple[int, int, int]:
+    """Derived views kept whole (in ``messages``), as places on a fact's row, and of their own.
+
+    The last in ``derived``.
+    """
     whole = count(db, "SELECT COUNT(*) FROM messages WHERE type IN ('roads', 'round', 'recall')")
-    return whole, count(db, "SELECT COUNT(*) FROM derived")
+    return whole, count(db, ATTACHED), count(db, "SELECT COUNT(*) FROM derived")
 
 
 def start_recording(db: str, args: argparse.Namespace, port: int,
@@ -318,59 +339,103 @@ def wait_recording(port: int, db: str, recorder: subprocess.Popen[bytes],
     raise SystemExit(f"the recorder stored nothing within {RECORDING_WITHIN:.0f} s")
 
 
+def by_shoe(groups: list[list[tuple[str, bytes]]]) -> list[list[list[tuple[str, bytes]]]]:
+    """The inputs shoe by shoe (a shoe starts at a shoe message with a new number)."""
+    shoes: list[list[list[tuple[str, bytes]]]] = [[]]
+    current = None
+    for group in groups:
+        numbers = [json.loads(p)["shoe"] for t, p in group if t.endswith("/shoe")]
+        if numbers and numbers[0] != current:
+            if current is not None:
+                shoes.append([])
+            current = numbers[0]
+        shoes[-1].append(group)
+    return shoes
+
+
+def dead_tuples(db: str) -> dict[str, int]:
+    """PostgreSQL's dead tuples by table (UPDATEs and DELETEs not yet vacuumed); {} on SQLite."""
+    if not db.startswith("postgresql:"):
+        return {}
+    import psycopg
+
+    with psycopg.connect(db) as connection:
+        rows = connection.execute(
+            "SELECT relname, n_dead_tup FROM pg_stat_user_tables WHERE n_dead_tup > 0"
+        ).fetchall()
+    return {str(name): int(dead) for name, dead in rows}
+
+
 def growth(db: str, args: argparse.Namespace, groups: list[list[tuple[str, bytes]]],
            folder: Path) -> dict[str, Any]:
-    """The database's bytes per shoe, by table and index.
+    """The database's bytes per shoe, by table and index, for each recorded shoe.
 
-    ``--growth-tables`` tables are each offered the whole shoe from its start, as fast as
-    the recorder stores it.
+    ``--growth-tables`` tables are each offered the recorded shoes from the start, input by
+    input: every table's next input, then a wait until the recorder stored them all, so that
+    a batch holds one input of each table, as at a table's pace. The first shoe pays each
+    table's first pages of every index; the second is a floor's steady state.
     """
     port = free_port()
     broker = start_broker(folder, port)
     recorder = start_recording(db, args, port, folder)
     wait_recording(port, db, recorder, folder)  # the recorder subscribed, its tables made
-    before = relation_bytes(db)
+    snapshots = [relation_bytes(db)]
     offer = Offer(port, args.growth_tables, groups)
-    offered = 0
-    for second in range(len(groups)):  # every table's inputs from the shoe's start, in order
-        for index in range(args.growth_tables):
-            offer.offer_input(index, groups[second])
-        offered = offer.messages
-        while offered - stored(db) > 20 * args.growth_tables:
-            time.sleep(0.05)  # no further ahead of the recorder than a few inputs a table
-    deadline = time.time() + 120
-    while stored(db) < offered and time.time() < deadline:
-        time.sleep(0.2)
-    lost = offered - stored(db)
+    shoes = by_shoe(groups)
+    for number, shoe in enumerate(shoes):
+        for group in shoe:  # every table's next input, in order
+            for index in range(args.growth_tables):
+                offer.offer_input(index, group)
+            deadline = time.time() + 60
+            while stored(db) < offer.messages and time.time() < deadline:
+                time.sleep(0.01)
+        if number < len(shoes) - 1:
+            snapshots.append(relation_bytes(db))
+    lost = offer.messages - stored(db)
     offer.stop()
     recorder.send_signal(signal.SIGTERM)  # it writes the latest views it held back
     recorder.wait(60)
     broker.terminate()
     broker.wait(10)
-    after = relation_bytes(db)
-    shoes = args.growth_tables
-    by_relation = {name: (after.get(name, 0) - before.get(name, 0)) / shoes
-                   for name in after}
-    whole, places = kept(db)
+    snapshots.append(relation_bytes(db))
+    tables = args.growth_tables
+    per_shoe = [
+        {name: (after.get(name, 0) - before.get(name, 0)) / tables for name in after}
+        for before, after in itertools.pairwise(snapshots)
+    ]
+    whole, attached, places = kept(db)
     return {
-        "db": "postgresql" if db.startswith("postgresql:") else "sqlite", "shoes": shoes,
-        "lost": lost, "per_shoe": sum(by_relation.values()), "by_relation": by_relation,
-        "views_whole": whole, "views_places": places,
+        "db": "postgresql" if db.startswith("postgresql:") else "sqlite", "tables": tables,
+        "lost": lost, "per_shoe": per_shoe, "views_whole": whole, "views_attached": attached,
+        "views_places": places, "dead": dead_tuples(db),
     }
 
 
 def growth_report(r: dict[str, Any]) -> str:
-    """One line: the growth per shoe, by table and index; ``latest`` is once per table."""
-    by_relation = r["by_relation"]
-    latest = sum(size for name, size in by_relation.items() if name.startswith("latest"))
-    parts = ", ".join(f"{name} {size / 1e3:.1f}" for name, size in
-                      sorted(by_relation.items(), key=lambda item: -item[1]) if size)
-    return (
-        f"{r['db']}: {r['shoes']} tables, a whole shoe each: database"
-        f" +{(r['per_shoe'] - latest) / 1e3:.0f} kB per shoe, and {latest / 1e3:.0f} kB once"
-        f" per table for its latest views (kB by table and index: {parts}); derived views"
-        f" kept whole {r['views_whole']}, as places {r['views_places']}; lost {r['lost']}"
+    """A line a shoe: its growth by table and index, apart from ``latest`` and the suspects.
+
+    ``latest`` is once per table; ``shuffle_suspects`` are the floor-wide shuffle check's
+    findings, here every shoe (each table is offered the same recorded shoes).
+    """
+    lines = []
+    for number, by_relation in enumerate(r["per_shoe"], 1):
+        apart = {name: sum(size for n, size in by_relation.items() if n.startswith(name))
+                 for name in ("latest", "shuffle_suspects")}
+        total = sum(by_relation.values()) - sum(apart.values())
+        parts = ", ".join(f"{name} {size / 1e3:.1f}" for name, size in
+                          sorted(by_relation.items(), key=lambda item: -item[1])
+                          if size and not name.startswith(tuple(apart)))
+        lines.append(f"{r['db']}: {r['tables']} tables, shoe {number}: database"
+                     f" +{total / 1e3:.1f} kB per shoe (kB by table and index: {parts});"
+                     f" apart: latest {apart['latest'] / 1e3:.1f} kB a table, shuffle"
+                     f" suspects {apart['shuffle_suspects'] / 1e3:.1f} kB")
+    dead = ", ".join(f"{name} {n}" for name, n in sorted(r["dead"].items())) or "none"
+    lines.append(
+        f"{r['db']}: derived views kept whole {r['views_whole']}, as places on a fact's row"
+        f" {r['views_attached']}, of their own {r['views_places']}; dead tuples: {dead};"
+        f" lost {r['lost']}"
     )
+    return "\n".join(lines)
 
 
 def run(db: str, args: argparse.Namespace, groups: list[list[tuple[str, bytes]]],
@@ -458,14 +523,15 @@ def main() -> int:
     parser.add_argument("--tables", type=int, default=1000)
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--warmup", type=float, default=10)
-    parser.add_argument("--shoes", type=int, default=1, help="shoes recorded once")
+    parser.add_argument("--shoes", type=int, default=2,
+                        help="shoes recorded once (the growth's second is the steady state)")
     parser.add_argument("--postgres", action="store_true",
                         help="also on a private PostgreSQL cluster (tests/support/postgres.py)")
     parser.add_argument("--no-sqlite", action="store_true")
     parser.add_argument("--recorder-src", help="run the recorder from this src folder")
     parser.add_argument("--growth-tables", type=int, default=10,
-                        help="tables offered a whole shoe each, as fast as the recorder"
-                        " stores it, for the database's growth per shoe (0: not measured)")
+                        help="tables offered the recorded shoes, input by input, for the"
+                        " database's growth per shoe (0: not measured)")
     parser.add_argument("--no-timed", action="store_true",
                         help="only the growth per shoe, not the timed run at a table's pace")
     parser.add_argument("--broker-log-all", action="store_true",

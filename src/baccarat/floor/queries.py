@@ -1,11 +1,13 @@
 """The store's reads, shared by both databases: facts, derived places, tails, shoes, quarantine.
 
 Every read ends its transaction (PostgreSQL opens one for a SELECT), so that a reader
-holds no snapshot between two calls.
+holds no snapshot between two calls. A database made before the ``views`` column
+(:mod:`baccarat.floor.schema`) is read as it is: its places are all in ``derived``.
 """
 
 from __future__ import annotations
 
+import heapq
 import json
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -19,7 +21,9 @@ from baccarat.floor.records import (
     TableTail,
     float_or_none,
     object_or_none,
+    published,
 )
+from baccarat.floor.schema import MAX_ATTACHED, Layout, views_places
 
 
 class SqlReads:
@@ -27,27 +31,77 @@ class SqlReads:
 
     mark = "?"
     _db: Any
+    _layout_found: Layout | None = None
 
     def _q(self, sql: str) -> str:
         return sql.replace("?", self.mark)
+
+    def _layout(self) -> Layout:
+        """The columns of this database's ``messages``, as found once."""
+        if self._layout_found is None:
+            cursor = self._db.cursor()
+            try:
+                self._layout_found = Layout(self._columns(cursor))
+            finally:
+                cursor.close()
+                self._db.rollback()
+        return self._layout_found
+
+    @staticmethod
+    def _columns(cursor: Any) -> tuple[str, ...]:
+        cursor.execute("SELECT * FROM messages WHERE 1 = 0")
+        return tuple(str(column[0]).lower() for column in cursor.description)
+
+    def _attached(self, cursor: Any, table: str, seq: int) -> DerivedSeq | None:
+        """The place a row before ``seq`` keeps of it among its views, if one does."""
+        if not self._layout().has_views:
+            return None
+        cursor.execute(
+            self._q("SELECT seq, ts, views FROM messages WHERE tbl = ? AND seq >= ? AND seq < ?"
+                    " AND views IS NOT NULL"), (table, seq - MAX_ATTACHED, seq),
+        )
+        for row_seq, ts, views in cursor.fetchall():
+            for place in views_places(int(row_seq), float_or_none(ts), str(views)):
+                if place.seq == seq:
+                    return place
+        return None
 
     def stored(
         self, table: str, until_seq: int | None = None, since_seq: int | None = None
     ) -> list[tuple[dict[str, Any], str]]:
         """The table's stored messages (body, and its text as published), by ``seq``."""
-        sql, params = _of_table("SELECT body FROM messages", table, until_seq, since_seq)
-        return [(json.loads(body), str(body)) for (body,) in self._read(sql, params)]
+        sql, params = _of_table("SELECT seq, ts, type, body FROM messages", table, until_seq,
+                                since_seq)
+        texts = [published(int(seq), float_or_none(ts), str(kind), str(body))
+                 for seq, ts, kind, body in self._read(sql, params)]
+        return [(json.loads(text), text) for text in texts]
 
     def derived(
         self, table: str, until_seq: int | None = None, since_seq: int | None = None
     ) -> list[DerivedSeq]:
-        """The table's derived views not kept whole: (seq, topic, ts), by ``seq``."""
+        """The table's derived views not kept whole: (seq, topic, ts), by ``seq``.
+
+        Those with a place of their own and those a fact's row keeps.
+        """
         sql, params = _of_table("SELECT seq, topic, ts FROM derived", table, until_seq,
                                 since_seq)
-        return [
+        own = [
             DerivedSeq(int(seq), str(topic), float_or_none(ts))
             for seq, topic, ts in self._read(sql, params)
         ]
+        if not self._layout().has_views:
+            return own
+        since = None if since_seq is None else since_seq - MAX_ATTACHED
+        sql, params = _of_table("SELECT seq, ts, views FROM messages", table, until_seq, since)
+        attached = [
+            place
+            for seq, ts, views in self._read(sql.replace(" ORDER", " AND views IS NOT NULL ORDER"),
+                                             params)
+            for place in views_places(int(seq), float_or_none(ts), str(views))
+            if (since_seq is None or place.seq >= since_seq)
+            and (until_seq is None or place.seq <= until_seq)
+        ]
+        return list(heapq.merge(own, attached, key=lambda place: place.seq))
 
     def shoe_start(self, table: str) -> ShoeStart | None:
         """Where the table's newest stored shoe starts, or None if no message is stored."""
@@ -85,10 +139,20 @@ class SqlReads:
         """(table, seq) of every message stored or recorded as derived, by table then seq."""
         where = "" if table is None else " WHERE tbl = ?"
         params = [] if table is None else [table]
-        sql = (f"SELECT tbl, seq FROM messages{where} UNION ALL"  # noqa: S608 - no input in it
-               f" SELECT tbl, seq FROM derived{where} ORDER BY 1, 2")
-        for tbl, seq in self._read(sql, params * 2):
-            yield str(tbl), int(seq)
+        views = "views" if self._layout().has_views else "NULL"
+        facts = self._read(f"SELECT tbl, seq, ts, {views} FROM messages{where}"  # noqa: S608
+                           " ORDER BY tbl, seq", params)
+        own = self._read(f"SELECT tbl, seq FROM derived{where} ORDER BY tbl, seq",  # noqa: S608
+                         params)
+
+        def kept() -> Iterator[tuple[str, int]]:
+            for tbl, seq, ts, text in facts:
+                yield str(tbl), int(seq)
+                if text is not None:
+                    for place in views_places(int(seq), float_or_none(ts), str(text)):
+                        yield str(tbl), place.seq
+
+        yield from heapq.merge(kept(), ((str(t), int(s)) for t, s in own))
 
     def _read(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         cursor = self._db.cursor()
@@ -114,14 +178,14 @@ class SqlReads:
             if value is not None:
                 where.append(f"{column} {op} ?")
                 params.append(value)
-        sql = "SELECT tbl, body FROM messages"
+        sql = "SELECT tbl, seq, ts, type, body FROM messages"
         if where:
             sql += " WHERE " + " AND ".join(where)
         cursor = self._db.cursor()
         try:
             cursor.execute(self._q(sql + " ORDER BY tbl, seq"), params)
-            for tbl, body in cursor:
-                yield tbl, json.loads(body)
+            for tbl, seq, ts, kind, body in cursor:
+                yield tbl, json.loads(published(int(seq), float_or_none(ts), str(kind), body))
         finally:
             cursor.close()
             self._db.rollback()  # end the read transaction (PostgreSQL opens one)
@@ -184,12 +248,16 @@ class SqlReads:
         """Each table's newest stored message and latest status, by table."""
         cursor = self._db.cursor()
         try:
+            views = "m.views" if self._layout().has_views else "NULL"
             cursor.execute(
-                "SELECT m.tbl, m.seq, m.received FROM messages m JOIN"
+                f"SELECT m.tbl, m.seq, m.ts, m.received, {views} FROM messages m JOIN"  # noqa: S608
                 " (SELECT tbl, MAX(seq) AS seq FROM messages GROUP BY tbl) newest"
                 " ON m.tbl = newest.tbl AND m.seq = newest.seq"
             )
-            newest = {tbl: (int(seq), float(received)) for tbl, seq, received in cursor}
+            newest = {}
+            for tbl, seq, ts, received, text in cursor.fetchall():
+                places = [] if text is None else views_places(int(seq), float_or_none(ts), text)
+                newest[tbl] = (max([int(seq), *(p.seq for p in places)]), float(received))
             cursor.execute("SELECT tbl, seq, received FROM latest")
             for tbl, seq, received in cursor:  # a derived view may be the newest of all
                 if tbl not in newest or int(seq) > newest[tbl][0]:

@@ -246,6 +246,35 @@ def object_or_none(text: str) -> dict[str, Any] | None:
     return body if isinstance(body, dict) else None
 
 
+ENVELOPE_SCHEMA: Final = 1
+"""The ``schema`` of the bodies whose envelope a row's columns make again."""
+
+
+def envelope(seq: int, ts: float | None, kind: str) -> str:
+    """A body's first fields as the engine writes them: what a row's columns give again."""
+    shown_ts = "null" if ts is None else repr(ts)
+    return (f'{{"schema":{ENVELOPE_SCHEMA},"seq":{seq},"ts":{shown_ts},'
+            f'"type":{json.dumps(kind)},')
+
+
+def stored_body(payload: str, seq: int, ts: float | None, kind: str) -> str:
+    """What a row keeps of a body: the text after the envelope, or the body whole.
+
+    The text after it if the row's columns make the envelope again byte for byte; else
+    the body whole (a JSON object: it starts with ``{`` or a space, never with ``"``).
+    """
+    head = envelope(seq, ts, kind)
+    return payload[len(head):] if payload.startswith(head) else payload
+
+
+def published(seq: int, ts: float | None, kind: str, text: str) -> str:
+    """The body as published, from a row (:func:`stored_body`).
+
+    The envelope is put back if the row's text starts after it (with a key, ``"``).
+    """
+    return envelope(seq, ts, kind) + text if text.startswith('"') else text
+
+
 def safe_text(text: str, limit: int) -> str:
     """``text`` cut to ``limit`` characters, surrogates and NULs escaped: any database takes it."""
     text = text[:limit].encode("utf-8", "backslashreplace").decode("utf-8")

@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterator
 from typing import Any, Final
 
+from baccarat.floor.records import float_or_none, published
 from baccarat.floor.store import Store
 
 SCHEMA: Final = (
@@ -40,7 +41,7 @@ def day_cards(store: Store, since: float) -> Iterator[CardRow]:
     )
     for table, shoe, seq, ts, body in rows:
         try:
-            code = json.loads(body).get("card")
+            code = json.loads(published(int(seq), float_or_none(ts), "card", body)).get("card")
         except (ValueError, AttributeError):
             continue
         if isinstance(shoe, int) and isinstance(ts, float | int) and (

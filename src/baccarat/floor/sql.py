@@ -21,22 +21,20 @@ from baccarat.floor.records import (
     StoreError,
     StoreRefusedError,
     StoreUnavailableError,
+    float_or_none,
+    published,
 )
 from baccarat.floor.schema import (
-    INSERT_DERIVED,
-    INSERT_MESSAGE,
+    ADD_VIEWS,
     INSERT_QUARANTINE,
-    INSERT_VIEW,
     SCHEMA,
     UPSERT_LATEST,
     UPSERT_STATUS,
-    derived_row,
     is_derived,
     is_view,
     kind,
     latest_rows,
-    message_row,
-    view_row,
+    sort_batch,
 )
 
 log = logging.getLogger(__name__)
@@ -57,6 +55,8 @@ class SqlStore(SqlReads):
     blob = "BLOB"
     without_rowid = " WITHOUT ROWID"
     """SQLite keeps a table with no rowid in its primary key's b-tree: one copy, not two."""
+    tuned: tuple[str, ...] = ()
+    """Statements of the database's own run after the tables are made (PostgreSQL's)."""
     refusals: tuple[type[BaseException], ...] = (ValueError, TypeError, OverflowError)
     """Errors that mean the database refused a value (with the connection still good)."""
 
@@ -66,10 +66,16 @@ class SqlStore(SqlReads):
         self._latest_written: dict[tuple[str, str], float] = {}
 
     def _create(self) -> None:
+        """Make the tables, or add the ``views`` column to a database made before it."""
         with self._transaction() as cursor:
             for statement in SCHEMA:
                 typed = statement.replace("BLOB", self.blob)
                 cursor.execute(typed.replace(" WITHOUT ROWID", self.without_rowid))
+            if "views" not in self._columns(cursor):
+                cursor.execute(ADD_VIEWS)
+            for statement in self.tuned:
+                cursor.execute(statement)
+        self._layout_found = None
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[Any]:
@@ -130,22 +136,25 @@ class SqlStore(SqlReads):
             raise self._failure(exc) from exc
 
     def _add(self, batch: Sequence[Received], quarantine: Sequence[Quarantined]) -> AddResult:
-        places = [m for m in batch if is_derived(m)]
-        wholes = [m for m in batch if is_view(m) and not is_derived(m)]
-        facts = [m for m in batch if m.seq is not None and not is_view(m)]
+        layout = self._layout()
+        sorted_ = sort_batch(batch, attach=layout.has_views)
+        alone = [fact for fact, views in sorted_.facts if not views]
+        attached = [(fact, views) for fact, views in sorted_.facts if views]
         statuses = [m for m in batch if m.seq is None and m.topic.endswith("/status")]
         try:
             with self._transaction() as cursor:
                 for statement, rows in (
-                    (INSERT_MESSAGE, [message_row(m) for m in facts]),
-                    (INSERT_VIEW, [view_row(m) for m in wholes]),
-                    (INSERT_DERIVED, [derived_row(m) for m in places]),
+                    (layout.insert_message, [layout.row(m) for m in alone]),
+                    (layout.insert_attached, [layout.attached_row(m, v) for m, v in attached]),
+                    (layout.insert_view, [layout.view_row(m) for m in sorted_.wholes]),
+                    (layout.insert_derived, [layout.derived_row(m) for m in sorted_.places]),
                 ):
                     if rows:
                         cursor.executemany(self._q(statement), rows)
                         if cursor.rowcount != len(rows):
                             raise _RepeatedError  # noqa: TRY301 - rolls the transaction back
-                due = self._due_latest(latest_rows([*wholes, *places]))
+                views = [m for m in batch if is_view(m)]
+                due = self._due_latest(latest_rows(views))
                 if due:
                     cursor.executemany(self._q(UPSERT_LATEST), due)
                 if statuses:
@@ -162,8 +171,9 @@ class SqlStore(SqlReads):
                 self._quarantine(cursor, quarantine)
             return result
         return AddResult(
-            stored=len(facts) + len(wholes) + len(places), statuses=len(statuses),
-            quarantined=len(quarantine),
+            stored=sum(1 + len(v) for _, v in sorted_.facts) + len(sorted_.wholes)
+            + len(sorted_.places),
+            statuses=len(statuses), quarantined=len(quarantine),
         )
 
     def _quarantine(self, cursor: Any, quarantine: Sequence[Quarantined]) -> None:
@@ -189,12 +199,13 @@ class SqlStore(SqlReads):
                 )
                 result.statuses += 1
             return
+        layout = self._layout()
         if is_derived(message):
-            cursor.execute(self._q(INSERT_DERIVED), derived_row(message))
+            cursor.execute(self._q(layout.insert_derived), layout.derived_row(message))
         elif is_view(message):
-            cursor.execute(self._q(INSERT_VIEW), view_row(message))
+            cursor.execute(self._q(layout.insert_view), layout.view_row(message))
         else:
-            cursor.execute(self._q(INSERT_MESSAGE), message_row(message))
+            cursor.execute(self._q(layout.insert_message), layout.row(message))
         if cursor.rowcount == 1:
             if is_view(message):
                 due = self._due_latest(latest_rows([message]))
@@ -216,15 +227,22 @@ class SqlStore(SqlReads):
     def _kept_before(self, cursor: Any, message: Received) -> bool:
         """Is what the store holds at this message's seq this message (whole, or its place)?
 
-        A place is the same message when its topic is: its body is the view of that seq.
+        A place (of its own, or on the row before it) is the same message when its topic
+        is: its body is the view of that seq.
         """
         key = (message.table, message.seq)
-        cursor.execute(self._q("SELECT body FROM messages WHERE tbl = ? AND seq = ?"), key)
+        cursor.execute(
+            self._q("SELECT seq, ts, type, body FROM messages WHERE tbl = ? AND seq = ?"), key
+        )
         row = cursor.fetchone()
         if row is not None:
-            return bool(json.loads(row[0]) == message.body)
+            text = published(int(row[0]), float_or_none(row[1]), str(row[2]), str(row[3]))
+            return bool(json.loads(text) == message.body)
         cursor.execute(self._q("SELECT topic FROM derived WHERE tbl = ? AND seq = ?"), key)
         row = cursor.fetchone()
+        if row is None and message.seq is not None:
+            place = self._attached(cursor, message.table, message.seq)
+            row = None if place is None else (place.topic,)
         return row is not None and row[0] == kind(message.topic) and is_view(message)
 
     def _due_latest(self, rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:

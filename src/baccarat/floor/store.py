@@ -2,7 +2,9 @@
 
 One row per engine message, keyed by the table and the message's ``seq`` (up by one per
 message of a table, docs/design.md invariant 3), so a message delivered twice (QoS 1, a
-reconnection, a recorder restart) is stored once. The body is kept exactly as published.
+reconnection, a recorder restart) is stored once. The body comes back exactly as
+published: a row keeps it after its envelope where the row's own columns make that again
+(:func:`~baccarat.floor.records.stored_body`), else whole.
 A second message with the same table and ``seq`` but another body is not a duplicate: a
 table whose journal was wiped starts its numbering again. It is kept in ``conflicts`` and
 counted, never silently dropped.
@@ -10,14 +12,15 @@ counted, never silently dropped.
 Only facts are kept whole. A derived view (``roads``: :data:`baccarat.floor.bodies.DERIVED_TOPICS`),
 a function of the table's earlier messages that :mod:`baccarat.floor.derived` makes again
 byte for byte, is kept whole only as the table's latest of its topic (``latest``); of every
-other one its ``seq``, topic (the last level) and ``ts`` are kept in ``derived``, so that a
-gap in a table's ``seq`` is still told from a view not stored, and a view of any moment
-can be rebuilt with its own ``seq`` and ``ts``.
+other one its ``seq``, topic (the last level) and ``ts`` are kept, on the row of the fact it
+follows (``views``) or in ``derived`` (:mod:`~baccarat.floor.schema`), so that a gap in a
+table's ``seq`` is still told from a view not stored, and a view of any moment can be
+rebuilt with its own ``seq`` and ``ts``.
 
 Schema (the same on both databases)::
 
-    messages  (tbl, seq)  topic, type, shoe, round, ts, received, body
-    derived   (tbl, seq)  topic, ts        -- a derived view's place in the sequence
+    messages  (tbl, seq)  seq, shoe, ts, received, tbl, type, views, body  -- by (tbl, shoe)
+    derived   (tbl, seq)  topic, ts        -- a place that follows no fact of its batch
     latest    (tbl, topic) seq, received, body  -- the newest derived view, whole
     conflicts            tbl, seq, topic, received, body
     status    (tbl)      received, body    -- the table's latest retained status
@@ -118,6 +121,12 @@ class PostgresStore(SqlStore):
     mark = "%s"
     blob = "BYTEA"
     without_rowid = ""
+    tuned = tuple(
+        f"ALTER INDEX {index} SET (fillfactor = 100)"
+        for index in ("messages_pkey", "messages_by_shoe", "derived_pkey")
+    )
+    """Index pages filled whole: each table's keys only grow, so a page left behind by a
+    split takes no more rows (the 10 % kept free by default would stay free)."""
 
     def __init__(self, url: str, create: bool = True) -> None:
         import psycopg

@@ -315,7 +315,9 @@ async def _demo(args: argparse.Namespace, folder: Path) -> int:
             await _stop_when_done(pit, args.rounds)
             for task in tasks:
                 task.cancel()
-        print(f"{pit.rounds} rounds, {len(pit.alarms)} alarm(s) raised and settled by the pit.")
+        settled = [a for a in pit.alarms if a["correctable"]]
+        print(f"{pit.rounds} rounds, {len(settled)} alarm(s) raised and settled by the pit, "
+              f"{len(pit.alarms) - len(settled)} notice(s).")
     return 0
 
 

@@ -43,7 +43,7 @@ async def serve_page(page: Page, host: str, port: int, *, name: str = "metrics")
     reason to stop.
     """
     try:
-        listener = socket.create_server((host, port), backlog=MAX_CONNECTIONS)
+        listener = _listen(host, port)
     except OSError as exc:
         log.error(  # noqa: TRY400 - one line, no traceback: the cause is in the text
             "%s: cannot listen on %s:%d: %s", name, host, port, exc.strerror or exc
@@ -53,6 +53,14 @@ async def serve_page(page: Page, host: str, port: int, *, name: str = "metrics")
     with listener:
         listener.setblocking(False)
         await _accept(page, listener)
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host`` (a name, an IPv4 or an IPv6 address) and ``port``."""
+    family, _, _, _, address = socket.getaddrinfo(
+        host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+    )[0]
+    return socket.create_server(address, family=family, backlog=MAX_CONNECTIONS)
 
 
 async def _accept(page: Page, listener: socket.socket) -> None:

@@ -349,6 +349,11 @@ class Mosquitto:
             "log_type information",
             "connection_messages true",
             "log_timestamp_format %H:%M:%S",
+            # as examples/mosquitto/bridge.conf: mosquitto's default (1000) drops what a
+            # persistent subscriber has not taken once a table catches up after an outage
+            # ("Outgoing messages are being dropped", seen under load); extra_config may
+            # set its own below
+            "max_queued_messages 100000",
             f"allow_anonymous {'true' if self.anonymous else 'false'}",
         ]
         if os.geteuid() == 0:

@@ -118,14 +118,21 @@ class Pit:
             self.latencies.append(now - body["ts"])
 
 
-def start_broker(folder: Path, port: int, log_all: bool = False) -> subprocess.Popen[bytes]:
-    """A floor mosquitto on ``port``, its files in ``folder``; ``log_all``: every packet."""
+def start_broker(
+    folder: Path, port: int, log_all: bool = False, ws_port: int | None = None
+) -> subprocess.Popen[bytes]:
+    """A floor mosquitto on ``port``, its files in ``folder``.
+
+    ``log_all``: it logs every packet; ``ws_port``: a WebSocket listener too (a page's).
+    """
     config = folder / "mosquitto.conf"
     lines = [
-        f"listener {port} 127.0.0.1", "allow_anonymous true", "persistence true",
-        f"persistence_location {folder}/", "max_queued_messages 1000000",
+        "per_listener_settings false", f"listener {port} 127.0.0.1", "allow_anonymous true",
+        "persistence true", f"persistence_location {folder}/", "max_queued_messages 1000000",
         "set_tcp_nodelay true", "log_dest stderr", "log_type error", "log_type warning",
     ]
+    if ws_port is not None:
+        lines += [f"listener {ws_port} 127.0.0.1", "protocol websockets"]
     if log_all:
         lines += ["log_type all", "log_timestamp_format %H:%M:%S"]
     if os.geteuid() == 0:

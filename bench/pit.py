@@ -40,7 +40,6 @@ import argparse
 import asyncio
 import contextlib
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -52,7 +51,7 @@ from typing import Any
 
 import psutil
 
-from floor import baccarat, cpu_seconds, free_port, percentile, wait_line
+from floor import baccarat, cpu_seconds, free_port, percentile, start_broker, wait_line
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
@@ -109,26 +108,6 @@ WATCH_RESULTS = """(() => {
 """Record, for each tile's new data-result-round, its result's ts to now (seconds), and the
 time from the result's arrival in the page (a second listener on the console's MQTT
 client) to now: the page's own share of the delay."""
-
-
-def start_broker(folder: Path, port: int, ws_port: int) -> subprocess.Popen[bytes]:
-    """Mosquitto on loopback: TCP for the tables, WebSocket for the page; no accounts."""
-    config = folder / "mosquitto.conf"
-    lines = [
-        f"listener {port} 127.0.0.1", "allow_anonymous true",
-        f"listener {ws_port} 127.0.0.1", "protocol websockets", "allow_anonymous true",
-        "max_queued_messages 100000", "set_tcp_nodelay true", "log_dest stderr",
-        "log_type error", "log_type warning",
-    ]
-    if os.geteuid() == 0:
-        lines.append("user root")
-    config.write_text("\n".join(lines) + "\n")
-    broker = subprocess.Popen(
-        [shutil.which("mosquitto") or "/usr/sbin/mosquitto", "-c", str(config)],
-        stdout=subprocess.DEVNULL, stderr=(folder / "mosquitto.log").open("wb"),
-    )
-    listening(port, broker, folder / "mosquitto.log")
-    return broker
 
 
 def listening(port: int, process: subprocess.Popen[bytes], log: Path) -> None:
@@ -216,7 +195,7 @@ async def measure(page: Page, browser: Chromium, args: argparse.Namespace) -> di
 
 async def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
     port, ws_port, web = free_port(), free_port(), free_port()
-    broker = start_broker(folder, port, ws_port)
+    broker = start_broker(folder, port, ws_port=ws_port)
     pit = start_console(folder, web, ws_port)
     sim = await asyncio.create_subprocess_exec(
         *baccarat("sim", "floor", "--tables", str(args.tables), "--broker", f"127.0.0.1:{port}",

@@ -18,8 +18,8 @@ from paho.mqtt.properties import Properties
 
 from baccarat.mqtt import (
     ConnectRefusedError,
+    LinkError,
     MqttClient,
-    MqttError,
     PublishRefusedError,
     Received,
     Will,
@@ -64,14 +64,14 @@ async def test_under_mqtt_3_1_1_the_broker_cannot_say_no(
 
 async def test_a_refused_connection_is_an_mqtt_error(mosquitto_factory: MosquittoFactory) -> None:
     broker = mosquitto_factory(anonymous=False, users=USERS)
-    with pytest.raises(MqttError, match=r"Not authorized|Bad user name or password"):
+    with pytest.raises(LinkError, match=r"Not authorized|Bad user name or password"):
         async with client(broker, password="wrong"):
             pass
 
 
 async def test_no_broker_is_an_mqtt_error(mosquitto: Mosquitto) -> None:
     mosquitto.stop()
-    with pytest.raises(MqttError, match="cannot connect"):
+    with pytest.raises(LinkError, match="cannot connect"):
         async with MqttClient(mosquitto.host, mosquitto.port, client_id="t"):
             pass
 
@@ -105,9 +105,9 @@ async def test_a_silent_broker_is_noticed_by_keepalive(mosquitto: Mosquitto) -> 
         await mqtt.subscribe("baccarat/T1/cmd/+")
         mosquitto.pause()  # alive, silent: no PINGRESP
         try:
-            with pytest.raises(MqttError, match="connection lost"):
+            with pytest.raises(LinkError, match="connection lost"):
                 await asyncio.wait_for(_drain(mqtt), 20)
-            with pytest.raises(MqttError, match="connection lost"):
+            with pytest.raises(LinkError, match="connection lost"):
                 await mqtt.publish("baccarat/T1/card", b"after")
         finally:
             mosquitto.resume()
@@ -124,7 +124,7 @@ async def test_a_broker_gone_fails_a_waiting_publish(mosquitto: Mosquitto) -> No
         waiting = asyncio.create_task(mqtt.publish("baccarat/T1/card", b"no PUBACK"))
         await asyncio.sleep(0.2)
         mosquitto.kill()  # the socket closes under the waiting publish
-        with pytest.raises(MqttError, match="connection lost"):
+        with pytest.raises(LinkError, match="connection lost"):
             async with asyncio.timeout(10):
                 await waiting
 
@@ -260,8 +260,8 @@ async def test_one_subscribe_for_several_topics_and_a_dropped_connection_says_wh
                 await table.publish(f"baccarat/T1/{kind}", kind.encode())
         got = await _take(board, 2)
         board.drop("stalled: nothing delivered")
-        with pytest.raises(MqttError, match="stalled: nothing delivered"):
+        with pytest.raises(LinkError, match="stalled: nothing delivered"):
             await anext(aiter(board.messages()))
-        with pytest.raises(MqttError, match="stalled"):
+        with pytest.raises(LinkError, match="stalled"):
             await board.publish("baccarat/T1/card", b"after the drop")
     assert [m.payload for m in got] == [b"card", b"result"]

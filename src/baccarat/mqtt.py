@@ -12,7 +12,7 @@ What it adds to paho: :meth:`MqttClient.publish` returns when the broker acknowl
 the message (QoS 1), and raises :class:`PublishRefusedError` with the PUBACK's reason code
 when the broker refused it (MQTT 5; under 3.1.1 a broker cannot say so); a refused
 connection is a :class:`ConnectRefusedError` with the CONNACK's reason code; a lost
-connection is an :class:`MqttError` raised from every pending call and from the
+connection is a :class:`LinkError` raised from every pending call and from the
 :meth:`MqttClient.messages` iterator.
 
 One object is one connection: whoever reconnects makes a new one, waiting
@@ -70,10 +70,19 @@ _RETAIN_HANDLING: Final[dict[Retained, int]] = {
 
 
 class MqttError(BaccaratError):
+    """An error of the MQTT client: a lost link, or a request the broker refused.
+
+    The two kinds: :class:`LinkError` (the connection could not be made, or was lost;
+    whoever owns the connection makes a new one) and :class:`BrokerRefusedError` (the
+    broker answered with a failure reason code; the connection lives on).
+    """
+
+
+class LinkError(MqttError):
     """The connection could not be made, or it was lost."""
 
 
-class ConnectRefusedError(MqttError):
+class ConnectRefusedError(LinkError):
     """The broker's CONNACK refused the connection (bad login, not authorized, ...)."""
 
     def __init__(self, code: int, name: str) -> None:
@@ -82,7 +91,7 @@ class ConnectRefusedError(MqttError):
         self.name = name
 
 
-class RefusedError(BaccaratError):
+class BrokerRefusedError(MqttError):
     """The broker answered a request with a failure reason code (>= 0x80)."""
 
     def __init__(self, what: str, code: int, name: str) -> None:
@@ -91,7 +100,7 @@ class RefusedError(BaccaratError):
         self.name = name
 
 
-class PublishRefusedError(RefusedError):
+class PublishRefusedError(BrokerRefusedError):
     """The broker's PUBACK refused a message (for example 0x87 Not authorized by the ACL)."""
 
     def __init__(self, topic: str, code: int, name: str) -> None:
@@ -214,8 +223,8 @@ class MqttClient:
         self._attached = False  # reader and writer are on the event loop
         self._connack: asyncio.Future[None] | None = None
         self._pending: dict[int, _Pending] = {}
-        self._received: asyncio.Queue[Received | MqttError] = asyncio.Queue()
-        self._lost: MqttError | None = None
+        self._received: asyncio.Queue[Received | LinkError] = asyncio.Queue()
+        self._lost: LinkError | None = None
         self._closing = False
         self._closed = asyncio.Event()
         self._misc: asyncio.Task[None] | None = None
@@ -223,7 +232,7 @@ class MqttClient:
     # ---------------------------------------------------------------- connection
 
     async def __aenter__(self) -> MqttClient:
-        """Connect and wait for the broker's CONNACK; :class:`MqttError` if it fails."""
+        """Connect and wait for the broker's CONNACK; :class:`LinkError` if it fails."""
         self._loop = asyncio.get_running_loop()
         self._connack = self._loop.create_future()
         try:
@@ -233,7 +242,7 @@ class MqttClient:
                 await self._connack
         except TimeoutError:
             self._close_socket()
-            raise MqttError(f"no CONNACK within {self.connect_timeout:.0f} s") from None
+            raise LinkError(f"no CONNACK within {self.connect_timeout:.0f} s") from None
         except BaseException:
             self._close_socket()
             raise
@@ -271,10 +280,10 @@ class MqttClient:
     def drop(self, reason: str) -> None:
         """Close the connection at once, without a DISCONNECT, as lost for ``reason``.
 
-        Every waiting call and the message iterator raise :class:`MqttError` with it.
+        Every waiting call and the message iterator raise :class:`LinkError` with it.
         """
         self._closing = True
-        self._lose(MqttError(reason))
+        self._lose(LinkError(reason))
         self._close_socket()
 
     def _connect(self) -> None:
@@ -286,9 +295,9 @@ class MqttClient:
             else:
                 rc = self._paho.connect(self.host, self.port, self.keepalive)
         except (OSError, ValueError) as exc:
-            raise MqttError(f"cannot connect to {self.host}:{self.port}: {exc}") from exc
+            raise LinkError(f"cannot connect to {self.host}:{self.port}: {exc}") from exc
         if rc != MQTTErrorCode.MQTT_ERR_SUCCESS:
-            raise MqttError(f"cannot connect to {self.host}:{self.port}: {paho.error_string(rc)}")
+            raise LinkError(f"cannot connect to {self.host}:{self.port}: {paho.error_string(rc)}")
 
     def _attach(self) -> None:
         """Hand the connected socket to the event loop (in the loop's thread)."""
@@ -315,7 +324,7 @@ class MqttClient:
             self._loop.remove_writer(self._fd)
         self._attached = False
 
-    def _lose(self, error: MqttError) -> None:
+    def _lose(self, error: LinkError) -> None:
         """The connection is gone: every waiting call and the message iterator raise."""
         if self._lost is not None:
             return
@@ -343,12 +352,12 @@ class MqttClient:
 
         The message is handed to paho before the first ``await``: publishes leave in the
         order of the calls. Raises :class:`PublishRefusedError` if the broker refused it and
-        :class:`MqttError` if the connection is lost first.
+        :class:`LinkError` if the connection is lost first.
         """
         self._check_connected()
         info = self._paho.publish(topic, payload, qos=qos, retain=retain)
         if info.rc not in (MQTTErrorCode.MQTT_ERR_SUCCESS, MQTTErrorCode.MQTT_ERR_QUEUE_SIZE):
-            raise MqttError(f"publish on {topic}: {paho.error_string(info.rc)}")
+            raise LinkError(f"publish on {topic}: {paho.error_string(info.rc)}")
         if qos == 0:
             return
         await self._answer(info.mid, f"publish on {topic}", topic)
@@ -356,7 +365,7 @@ class MqttClient:
     async def subscribe(
         self, *topics: str, qos: int = 1, retained: Retained = "always"
     ) -> None:
-        """Subscribe to the topics (one SUBSCRIBE); :class:`RefusedError` if one is refused.
+        """Subscribe to the topics (one SUBSCRIBE); :class:`BrokerRefusedError` if one is refused.
 
         The refusal is the SUBACK's reason code. ``retained`` other than ``"always"`` is an
         MQTT 5 subscription option.
@@ -373,7 +382,7 @@ class MqttClient:
             rc, mid = self._paho.subscribe([(topic, options) for topic in topics])
         what = f"subscription to {', '.join(topics)}"
         if rc != MQTTErrorCode.MQTT_ERR_SUCCESS or mid is None:
-            raise MqttError(f"{what}: {paho.error_string(rc)}")
+            raise LinkError(f"{what}: {paho.error_string(rc)}")
         await self._answer(mid, what)
 
     def ack(self, mid: int, qos: int) -> bool:
@@ -388,10 +397,10 @@ class MqttClient:
         return self._paho.ack(mid, qos) == MQTTErrorCode.MQTT_ERR_SUCCESS
 
     async def messages(self) -> AsyncIterator[Received]:
-        """The messages of the subscriptions, in order; :class:`MqttError` once lost."""
+        """The messages of the subscriptions, in order; :class:`LinkError` once lost."""
         while True:
             item = await self._received.get()
-            if isinstance(item, MqttError):
+            if isinstance(item, LinkError):
                 self._received.put_nowait(item)  # for any other reader
                 raise item
             yield item
@@ -400,7 +409,7 @@ class MqttClient:
         if self._lost is not None:
             raise self._lost
         if self._closing:
-            raise MqttError("the connection is closing")
+            raise LinkError("the connection is closing")
 
     async def _answer(self, mid: int, what: str, topic: str = "") -> None:
         assert self._loop is not None
@@ -429,7 +438,7 @@ class MqttClient:
         self, client: paho.Client, userdata: Any, flags: Any, reason: ReasonCode,
         properties: Any,
     ) -> None:
-        self._lose(MqttError(f"connection lost: {reason}"))  # a deliberate close too
+        self._lose(LinkError(f"connection lost: {reason}"))  # a deliberate close too
 
     def _on_publish(
         self, client: paho.Client, userdata: Any, mid: int, reason: ReasonCode,
@@ -453,7 +462,7 @@ class MqttClient:
             return
         refused = next((r for r in reasons if r.is_failure), None)
         if refused is not None:
-            error = RefusedError(pending.what, refused.value, refused.getName())
+            error = BrokerRefusedError(pending.what, refused.value, refused.getName())
             pending.future.set_exception(error)
         else:
             pending.future.set_result(None)
@@ -511,5 +520,5 @@ class MqttClient:
             self._failed(exc)
 
     def _failed(self, exc: Exception) -> None:
-        self._lose(MqttError(f"connection lost: {type(exc).__name__}: {exc}"))
+        self._lose(LinkError(f"connection lost: {type(exc).__name__}: {exc}"))
         self._close_socket()

@@ -37,7 +37,7 @@ from baccarat.boards.state import (
 )
 from baccarat.messages.bodies import SURVEILLANCE_KINDS, AlarmMessage, EdgeMessage
 from baccarat.messages.limits import LimitsMessage
-from baccarat.mqtt import MqttClient, MqttError, RefusedError
+from baccarat.mqtt import MqttClient, MqttError
 
 DEFAULT_PORT: Final = 1883
 RECONNECT_DELAY_MIN: Final = 0.5
@@ -123,7 +123,7 @@ class BoardFeed:
                     self.state = with_link(self.state, "connected")
                     async for message in client.messages():
                         self.feed(message.topic, message.payload)
-            except (MqttError, RefusedError) as exc:
+            except MqttError as exc:
                 delay = self.backoff.next_delay()
                 self.state = with_link(self.state, f"lost ({exc}); retry in {delay:.0f} s")
                 await asyncio.sleep(delay)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,6 +24,7 @@ from typing import TYPE_CHECKING
 from baccarat import logs
 from baccarat.boards.feed import parse_broker
 from baccarat.boards.web_server import DEFAULT_WS_PORT, PASSWORD_ENV, board_password
+from baccarat.cli.common import add_log_arguments
 
 if TYPE_CHECKING:
     from baccarat.pit.server import PitServer
@@ -76,9 +76,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help='the floor\'s areas, which the floor view groups the tables by: a TOML file of'
         ' "Area name" = ["T01", "T02", ...] lines, in the order shown',
     )
-    parser.add_argument("--log-level", default="INFO")
-    parser.add_argument("--log-format", choices=logs.FORMATS,
-                        default=os.environ.get("BACCARAT_LOG_FORMAT", "text"))
+    add_log_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -39,7 +39,7 @@ from baccarat.rules.edge import BETS, Bet, EdgeError, LiveOdds, ShoeTooShortErro
 from baccarat.rules.profiles import Profile
 
 
-class Table(Protocol):
+class WatchedTable(Protocol):
     """What the watch uses of the table (:class:`baccarat.controller.table.Table`)."""
 
     config: Config
@@ -206,7 +206,7 @@ def _exact(figure: float) -> Fraction:
     return Fraction(str(figure))
 
 
-def watch_edge(table: Table) -> EdgeWatch | None:
+def watch_edge(table: WatchedTable) -> EdgeWatch | None:
     """The table's edge watch (``None`` when ``[edge] enabled`` is false).
 
     It publishes on the table's ``edge`` topic, retained, through the outbox (behind the

@@ -64,7 +64,7 @@ FDATASYNC_BUCKETS: Final = (
 flushes measured)."""
 
 
-class Table(Protocol):
+class MeasuredTable(Protocol):
     """What the metrics read of the table (:class:`baccarat.controller.table.Table`)."""
 
     device: DeviceSource | None
@@ -135,7 +135,7 @@ class MessageTally:
 class TableMetrics:
     """The registry of one table's metrics, read from the live table when scraped."""
 
-    def __init__(self, table: Table) -> None:
+    def __init__(self, table: MeasuredTable) -> None:
         self.registry = CollectorRegistry()
         self.tally = MessageTally()
         self.fdatasync = Histogram(
@@ -160,7 +160,7 @@ class TableMetrics:
 
 
 class _TableCollector(Collector):
-    def __init__(self, table: Table, tally: MessageTally) -> None:
+    def __init__(self, table: MeasuredTable, tally: MessageTally) -> None:
         self._table = table
         self._tally = tally
 

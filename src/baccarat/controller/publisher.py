@@ -48,10 +48,10 @@ from baccarat import __version__
 from baccarat.backoff import Backoff
 from baccarat.controller.config import OUTBOX_LIMIT, BrokerConfig
 from baccarat.mqtt import (
+    BrokerRefusedError,
+    LinkError,
     MqttClient,
-    MqttError,
     PublishRefusedError,
-    RefusedError,
     Will,
 )
 
@@ -347,7 +347,7 @@ class Publisher:
             session = asyncio.create_task(self._session(), name="mqtt-session")
             try:
                 await session  # cancelling run() cancels the session with it
-            except (MqttError, OSError, ExceptionGroup) as exc:
+            except (LinkError, OSError, ExceptionGroup) as exc:
                 self._failed(exc)
                 if self._stopping:  # the daemon is stopping: do not reconnect
                     raise asyncio.CancelledError from exc
@@ -416,13 +416,13 @@ class Publisher:
     async def _publish_status(self, client: MqttClient, status: bytes) -> None:
         try:
             await client.publish(self.status_topic, status, qos=QOS, retain=True)
-        except RefusedError as exc:  # the table goes on; the boards cannot see it online
+        except BrokerRefusedError as exc:  # the table goes on; the boards cannot see it online
             log.error("%s: the table's status cannot be published", exc)  # noqa: TRY400
 
     async def _subscribe(self, client: MqttClient, topic: str) -> None:
         try:
             await client.subscribe(topic, qos=QOS)
-        except RefusedError as exc:  # the table goes on publishing; commands cannot come
+        except BrokerRefusedError as exc:  # the table goes on publishing; commands cannot come
             log.error("%s: operator commands cannot arrive", exc)  # noqa: TRY400
 
     async def _send(self, client: MqttClient, group: asyncio.TaskGroup) -> None:
@@ -452,7 +452,7 @@ class Publisher:
     async def _deliver(self, client: MqttClient, entry: Entry) -> None:
         """Send one message and wait for its PUBACK; acknowledge it in the outbox.
 
-        Raises :class:`PublishRefusedError` if the broker refused it, ``MqttError`` if it
+        Raises :class:`PublishRefusedError` if the broker refused it, ``LinkError`` if it
         did not answer in time or the connection was lost.
         """
         message = entry.message
@@ -462,7 +462,7 @@ class Publisher:
             async with asyncio.timeout(PUBLISH_TIMEOUT):
                 await client.publish(message.topic, message.payload, qos=QOS, retain=message.retain)
         except TimeoutError:
-            raise MqttError(f"no PUBACK within {PUBLISH_TIMEOUT:.0f} s") from None
+            raise LinkError(f"no PUBACK within {PUBLISH_TIMEOUT:.0f} s") from None
         finally:
             self.counters.in_flight -= 1
             if self.counters.in_flight == 0:
@@ -550,7 +550,7 @@ class Publisher:
             self.on_refusal(None)
 
     async def _receive(self, client: MqttClient) -> None:
-        """Hand each command to the callback; ``MqttError`` when the connection is lost."""
+        """Hand each command to the callback; ``LinkError`` when the connection is lost."""
         async for message in client.messages():
             name = message.topic.removeprefix(f"{self.topic_base}/cmd/")
             self.counters.commands += 1

@@ -48,7 +48,7 @@ from typing import Final
 from baccarat.backoff import Backoff
 from baccarat.errors import BaccaratError
 from baccarat.floor import watchdog
-from baccarat.floor.bodies import CLEARED_TOPICS, IGNORED_TOPICS, Refused, screen, shown
+from baccarat.floor.bodies import CLEARED_TOPICS, IGNORED_TOPICS, BodyRefusedError, screen, shown
 from baccarat.floor.derived import Arrivals
 from baccarat.floor.shuffle import TOPIC as SURVEILLANCE_TOPIC
 from baccarat.floor.store import (
@@ -60,7 +60,7 @@ from baccarat.floor.store import (
     StoreRefusedError,
     StoreUnavailableError,
 )
-from baccarat.mqtt import MqttClient, MqttError, PublishRefusedError, RefusedError
+from baccarat.mqtt import BrokerRefusedError, LinkError, MqttClient, PublishRefusedError
 
 log = logging.getLogger(__name__)
 
@@ -251,7 +251,7 @@ class Recorder:
                     backoff.reset()
                     await self._subscribe(client)
                     await self._take(client, where)
-            except (MqttError, OSError) as exc:
+            except (LinkError, OSError) as exc:
                 if backoff.failures == 0:
                     log.warning("floor broker %s: %s (reconnecting)", where, exc)
                 else:
@@ -281,7 +281,7 @@ class Recorder:
         finally:
             for helper in helpers:
                 helper.cancel()
-                with contextlib.suppress(asyncio.CancelledError, MqttError):
+                with contextlib.suppress(asyncio.CancelledError, LinkError):
                     await helper
 
     async def _subscribe(self, client: MqttClient) -> None:
@@ -289,7 +289,7 @@ class Recorder:
         topic = f"{self.prefix}/+/#"
         try:
             await client.subscribe(topic, qos=1, retained="if_new")
-        except RefusedError as exc:  # the session's earlier subscription may still deliver
+        except BrokerRefusedError as exc:  # the session's earlier subscription may still deliver
             log.error("%s: the recorder receives only what an earlier subscription of its"  # noqa: TRY400
                       " session still gives", exc)
         log.info("recording %s from %s:%d (session %s)", topic, self.broker.host,
@@ -311,7 +311,7 @@ class Recorder:
                     return_exceptions=True,
                 )
                 unsent = [item for item, result in zip(batch, results, strict=True)
-                          if isinstance(result, MqttError)]
+                          if isinstance(result, LinkError)]
                 for result in results:
                     if isinstance(result, PublishRefusedError):
                         log.error("%s (the finding is in the store)", result)
@@ -482,7 +482,7 @@ class Recorder:
             return None  # a retained body cleared (the table's fault, once it is over)
         try:
             screened = screen(kind, delivery.payload)
-        except Refused as exc:
+        except BodyRefusedError as exc:
             if not delivery.payload:
                 return self._bad(delivery, "empty body", "encoding")
             return self._bad(delivery, str(exc), exc.cause)
@@ -526,7 +526,7 @@ class Recorder:
 
 def _failed(task: asyncio.Task[None], client: MqttClient) -> None:
     """A connection's helper that failed (a fault of ours) ends the connection."""
-    if not task.cancelled() and not isinstance(task.exception(), MqttError | None):
+    if not task.cancelled() and not isinstance(task.exception(), LinkError | None):
         client.drop(f"the recorder's {task.get_name()} failed")
 
 

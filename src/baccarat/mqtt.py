@@ -32,7 +32,7 @@ import logging
 import socket
 import ssl
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from types import TracebackType
 from typing import Any, Final, Literal
 
@@ -142,73 +142,92 @@ class _Pending:
     """The topic of a publish."""
 
 
-class MqttClient:
-    """One MQTT connection, used as ``async with MqttClient(...) as client``.
+@dataclass(frozen=True, slots=True)
+class MqttSettings:
+    """What one connection is: the broker, the login, and the CONNECT's fields.
 
     ``clean_start=False`` resumes the session the broker keeps for ``client_id``;
     ``session_expiry`` (seconds) and ``receive_maximum`` (messages delivered and not yet
-    acknowledged) are MQTT 5 CONNECT properties. ``manual_ack``: a QoS 1 message is
-    acknowledged only by :meth:`ack`. ``websocket_path``: MQTT over WebSocket at that path.
+    acknowledged) are MQTT 5 CONNECT properties (a ``ValueError`` under 3.1.1).
+    ``manual_ack``: a QoS 1 message is acknowledged only by :meth:`MqttClient.ack`.
+    ``max_inflight``: QoS 1 publishes waiting for their PUBACK at most (paho holds the
+    rest). ``connect_timeout``: seconds for the TCP/TLS connect and the CONNACK.
+    ``websocket_path``: MQTT over WebSocket at that path.
     """
 
-    def __init__(
-        self,
-        host: str,
-        port: int,
-        *,
-        client_id: str,
-        version: MqttVersion = "5",
-        keepalive: int = 60,
-        will: Will | None = None,
-        username: str | None = None,
-        password: str | None = None,
-        tls_context: ssl.SSLContext | None = None,
-        max_inflight: int = 20,
-        connect_timeout: float = 10.0,
-        clean_start: bool = True,
-        session_expiry: int | None = None,
-        receive_maximum: int | None = None,
-        manual_ack: bool = False,
-        websocket_path: str | None = None,
-    ) -> None:
-        self.host = host
-        self.port = port
-        self.keepalive = keepalive
-        self.connect_timeout = connect_timeout
-        self.clean_start = clean_start
+    host: str
+    port: int
+    _: KW_ONLY
+    client_id: str
+    version: MqttVersion = "5"
+    keepalive: int = 60
+    will: Will | None = None
+    username: str | None = None
+    password: str | None = field(default=None, repr=False)
+    tls_context: ssl.SSLContext | None = None
+    max_inflight: int = 20
+    connect_timeout: float = 10.0
+    clean_start: bool = True
+    session_expiry: int | None = None
+    receive_maximum: int | None = None
+    manual_ack: bool = False
+    websocket_path: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.version != "5" and (
+            self.session_expiry is not None or self.receive_maximum is not None
+        ):
+            raise ValueError("session expiry and receive maximum are MQTT 5 properties")
+
+    def connect_properties(self) -> Properties | None:
+        """The MQTT 5 CONNECT properties these settings ask for, or None."""
+        if self.session_expiry is None and self.receive_maximum is None:
+            return None
+        properties = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
+        if self.session_expiry is not None:
+            properties.SessionExpiryInterval = self.session_expiry
+        if self.receive_maximum is not None:
+            properties.ReceiveMaximum = self.receive_maximum
+        return properties
+
+
+def _paho_client(settings: MqttSettings) -> paho.Client:
+    """The paho client for ``settings``, its own reconnection off, callbacks not yet set."""
+    v5 = settings.version == "5"
+    client = paho.Client(
+        CallbackAPIVersion.VERSION2,
+        client_id=settings.client_id,
+        clean_session=None if v5 else settings.clean_start,
+        protocol=PROTOCOLS[settings.version],
+        transport="tcp" if settings.websocket_path is None else "websockets",
+        reconnect_on_failure=False,
+        manual_ack=settings.manual_ack,
+    )
+    client.enable_logger(log)
+    client.max_inflight_messages_set(settings.max_inflight)
+    client.connect_timeout = settings.connect_timeout
+    if settings.websocket_path is not None:
+        client.ws_set_options(path=settings.websocket_path)
+    if settings.username is not None:
+        client.username_pw_set(settings.username, settings.password)
+    if settings.will is not None:
+        will = settings.will
+        client.will_set(will.topic, will.payload, will.qos, will.retain)
+    if settings.tls_context is not None:
+        client.tls_set_context(settings.tls_context)
+    return client
+
+
+class MqttClient:
+    """One MQTT connection, used as ``async with MqttClient(settings) as client``."""
+
+    def __init__(self, settings: MqttSettings) -> None:
+        self.settings = settings
         self.session_present = False
         """Whether the broker resumed a session it kept (the CONNACK's flag)."""
-        v5 = version == "5"
-        if not v5 and (session_expiry is not None or receive_maximum is not None):
-            raise ValueError("session expiry and receive maximum are MQTT 5 properties")
-        self._properties: Properties | None = None
-        if session_expiry is not None or receive_maximum is not None:
-            self._properties = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
-            if session_expiry is not None:
-                self._properties.SessionExpiryInterval = session_expiry
-            if receive_maximum is not None:
-                self._properties.ReceiveMaximum = receive_maximum
-        self._v5 = v5
-        self._paho = paho.Client(
-            CallbackAPIVersion.VERSION2,
-            client_id=client_id,
-            clean_session=None if v5 else clean_start,
-            protocol=PROTOCOLS[version],
-            transport="tcp" if websocket_path is None else "websockets",
-            reconnect_on_failure=False,
-            manual_ack=manual_ack,
-        )
-        self._paho.enable_logger(log)
-        self._paho.max_inflight_messages_set(max_inflight)
-        self._paho.connect_timeout = connect_timeout
-        if websocket_path is not None:
-            self._paho.ws_set_options(path=websocket_path)
-        if username is not None:
-            self._paho.username_pw_set(username, password)
-        if will is not None:
-            self._paho.will_set(will.topic, will.payload, will.qos, will.retain)
-        if tls_context is not None:
-            self._paho.tls_set_context(tls_context)
+        self._properties = settings.connect_properties()
+        self._v5 = settings.version == "5"
+        self._paho = _paho_client(settings)
         self._paho.on_connect = self._on_connect
         self._paho.on_disconnect = self._on_disconnect
         self._paho.on_publish = self._on_publish
@@ -236,13 +255,13 @@ class MqttClient:
         self._loop = asyncio.get_running_loop()
         self._connack = self._loop.create_future()
         try:
-            async with asyncio.timeout(self.connect_timeout):
+            async with asyncio.timeout(self.settings.connect_timeout):
                 await asyncio.to_thread(self._connect)
                 self._attach()
                 await self._connack
         except TimeoutError:
             self._close_socket()
-            raise LinkError(f"no CONNACK within {self.connect_timeout:.0f} s") from None
+            raise LinkError(f"no CONNACK within {self.settings.connect_timeout:.0f} s") from None
         except BaseException:
             self._close_socket()
             raise
@@ -288,16 +307,21 @@ class MqttClient:
 
     def _connect(self) -> None:
         """Run paho's blocking connect (in a worker thread): socket, TLS, CONNECT queued."""
+        where = self.settings
         try:
             if self._v5:
-                rc = self._paho.connect(self.host, self.port, self.keepalive,
-                                        clean_start=self.clean_start, properties=self._properties)
+                rc = self._paho.connect(
+                    where.host, where.port, where.keepalive,
+                    clean_start=where.clean_start, properties=self._properties,
+                )
             else:
-                rc = self._paho.connect(self.host, self.port, self.keepalive)
+                rc = self._paho.connect(where.host, where.port, where.keepalive)
         except (OSError, ValueError) as exc:
-            raise LinkError(f"cannot connect to {self.host}:{self.port}: {exc}") from exc
+            raise LinkError(f"cannot connect to {where.host}:{where.port}: {exc}") from exc
         if rc != MQTTErrorCode.MQTT_ERR_SUCCESS:
-            raise LinkError(f"cannot connect to {self.host}:{self.port}: {paho.error_string(rc)}")
+            raise LinkError(
+                f"cannot connect to {where.host}:{where.port}: {paho.error_string(rc)}"
+            )
 
     def _attach(self) -> None:
         """Hand the connected socket to the event loop (in the loop's thread)."""

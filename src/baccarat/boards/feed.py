@@ -37,7 +37,7 @@ from baccarat.boards.state import (
 )
 from baccarat.messages.bodies import SURVEILLANCE_KINDS, AlarmMessage, EdgeMessage
 from baccarat.messages.limits import LimitsMessage
-from baccarat.mqtt import MqttClient, MqttError
+from baccarat.mqtt import MqttClient, MqttError, MqttSettings
 
 DEFAULT_PORT: Final = 1883
 RECONNECT_DELAY_MIN: Final = 0.5
@@ -112,11 +112,11 @@ class BoardFeed:
         while True:
             self.state = with_link(self.state, "connecting")
             try:
-                async with MqttClient(
+                async with MqttClient(MqttSettings(
                     self.host, self.port, client_id="", version="3.1.1",
                     username=self.username, password=self.password,
                     connect_timeout=CONNECT_TIMEOUT,
-                ) as client:  # client id "": the broker gives one
+                )) as client:  # client id "": the broker gives one
                     self.backoff.reset()
                     # topic by topic, not {base}/#: never the surveillance topics (edge)
                     await client.subscribe(*(f"{self.base}/{t}" for t in BOARD_TOPICS), qos=1)

@@ -51,6 +51,7 @@ from baccarat.mqtt import (
     BrokerRefusedError,
     LinkError,
     MqttClient,
+    MqttSettings,
     PublishRefusedError,
     Will,
 )
@@ -369,7 +370,7 @@ class Publisher:
     def _client(self) -> MqttClient:
         broker = self.broker
         will = Will(self.status_topic, status_payload("offline", self.table), QOS, retain=True)
-        return MqttClient(
+        return MqttClient(MqttSettings(
             broker.host,
             broker.port,
             client_id=broker.client_id or f"baccarat-{self.table}",
@@ -381,7 +382,7 @@ class Publisher:
             tls_context=_tls_context(broker) if broker.tls else None,
             max_inflight=MAX_INFLIGHT,
             connect_timeout=PUBLISH_TIMEOUT,
-        )
+        ))
 
     async def _session(self) -> None:
         async with self._client() as client:

@@ -60,7 +60,13 @@ from baccarat.floor.store import (
     StoreRefusedError,
     StoreUnavailableError,
 )
-from baccarat.mqtt import BrokerRefusedError, LinkError, MqttClient, PublishRefusedError
+from baccarat.mqtt import (
+    BrokerRefusedError,
+    LinkError,
+    MqttClient,
+    MqttSettings,
+    PublishRefusedError,
+)
 
 log = logging.getLogger(__name__)
 
@@ -234,12 +240,12 @@ class Recorder:
 
     def _client(self) -> MqttClient:
         broker = self.broker
-        return MqttClient(
+        return MqttClient(MqttSettings(
             broker.host, broker.port, client_id=broker.client_id, keepalive=broker.keepalive,
             username=broker.username, password=broker.password,
             clean_start=False, session_expiry=SESSION_EXPIRY, receive_maximum=RECEIVE_MAXIMUM,
             manual_ack=True,
-        )
+        ))
 
     async def _listen(self) -> None:
         """Connect, subscribe and take every message; reconnect with the backoff, for ever."""

@@ -29,7 +29,7 @@ from typing import Final
 from baccarat.errors import BaccaratError
 from baccarat.floor.bodies import BodyRefusedError, screen
 from baccarat.floor.store import TableTail
-from baccarat.mqtt import ConnectRefusedError, MqttClient, MqttError, Received
+from baccarat.mqtt import ConnectRefusedError, MqttClient, MqttError, MqttSettings, Received
 
 RETAINED_TOPICS: Final = ("shoe", "round", "alarms", "roads", "recall")
 """A table's retained topics whose bodies carry a ``seq``."""
@@ -62,10 +62,10 @@ def read_retained(
     password: str | None = None,
 ) -> dict[str, RetainedSeq]:
     """Each table's newest retained ``seq`` on the broker, by table (blocking)."""
-    client = MqttClient(
+    client = MqttClient(MqttSettings(
         host, port, client_id=f"baccarat-history-check-{os.getpid()}", keepalive=30,
         username=username, password=password, connect_timeout=CONNECT_TIMEOUT,
-    )
+    ))
     try:
         return asyncio.run(_read(client, prefix))
     except ConnectRefusedError as exc:

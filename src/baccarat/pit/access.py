@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Final
 
 from baccarat.errors import BaccaratError
-from baccarat.mqtt import ConnectRefusedError, LinkError, MqttClient
+from baccarat.mqtt import ConnectRefusedError, LinkError, MqttClient, MqttSettings
 
 log = logging.getLogger("baccarat.pit")
 
@@ -103,11 +103,11 @@ class BrokerLogin:
 
     async def check(self, username: str, password: str) -> bool:
         """True if the broker takes the login, False if it refuses it; LoginUnavailableError."""
-        client = MqttClient(
+        client = MqttClient(MqttSettings(
             self.host, self.port, client_id=f"pit-history-check-{secrets.token_hex(6)}",
             username=username, password=password, websocket_path=self.path,
             connect_timeout=self.timeout,
-        )
+        ))
         async with self._checks:
             try:
                 async with asyncio.timeout(self.timeout), client:

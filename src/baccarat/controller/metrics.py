@@ -44,7 +44,7 @@ from prometheus_client.registry import Collector
 from baccarat.controller.engine.inputs import DrawCard, Input
 from baccarat.controller.journal.writer import Journal
 from baccarat.controller.publisher import Outbox, Publisher
-from baccarat.drivers.source import DeviceSource, LinkState
+from baccarat.drivers.source import DeviceSource
 from baccarat.messages.bodies import (
     AlarmClearedMessage,
     AlarmMessage,
@@ -54,6 +54,7 @@ from baccarat.messages.bodies import (
     VoidMessage,
 )
 from baccarat.metrics_http import serve_page
+from baccarat.reconnect import LinkState
 from baccarat.rules.pace import Pace, pace
 
 FDATASYNC_BUCKETS: Final = (

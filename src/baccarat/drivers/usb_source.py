@@ -53,8 +53,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from baccarat.drivers.codec import get_codec
 from baccarat.drivers.events import DeviceEvent, LinkDown, LinkUp, Rejected
-from baccarat.drivers.source import Batch, DeviceSource, LinkState, reconnect_backoff
+from baccarat.drivers.source import Batch, DeviceSource, reconnect_backoff
 from baccarat.errors import BaccaratError
+from baccarat.reconnect import LinkState
 
 _log = logging.getLogger(__name__)
 

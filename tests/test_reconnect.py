@@ -99,3 +99,16 @@ def test_in_a_worker_thread_a_stop_cuts_the_wait_short() -> None:
     worker.join(timeout=5)
     assert not worker.is_alive()
     assert len(lost) == 1
+
+
+async def test_an_error_no_attempt_can_outlive_gives_up_at_once() -> None:
+    lost: list[Lost] = []
+
+    async def attempt() -> None:
+        raise LookupError("no USB backend")
+
+    link = Reconnector(attempt, backoff=quick_backoff(), errors=(LinkDownError,),
+                       give_up_on=(LookupError,), on_lost=lost.append)
+    await asyncio.wait_for(link.run(), 5)
+    assert [(each.failures, each.delay) for each in lost] == [(1, None)]
+    assert link.state is LinkState.FAILED

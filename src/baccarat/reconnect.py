@@ -18,9 +18,9 @@ from __future__ import annotations
 import asyncio
 import enum
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from baccarat.backoff import Backoff
 
@@ -65,30 +65,31 @@ class Lost:
         return self.was_up or self.failures == 1
 
 
-Attempt = Callable[[], Awaitable[object]]
-"""Connect and serve until the link is lost: raise one of the reconnector's ``errors``, or
-return (a returned string is the reason the link was lost)."""
-BlockingAttempt = Callable[[], object]
-"""An :data:`Attempt` for a worker thread."""
 NO_LIMIT: Final = None
 
 
 class Reconnector:
     """Attempt, and attempt again after the backoff's delay, until cancelled or given up.
 
+    ``attempt``: connect and serve until the link is lost (a coroutine function for
+    :meth:`run`, a plain one for :meth:`run_blocking`): raise one of ``errors``, or return
+    (a returned string is the reason the link was lost).
     ``errors``: what a lost or failed attempt raises (anything else is a bug, and ends the
-    loop). ``on_lost``: called with every :class:`Lost` before the wait (log, count, tell
-    the consumer). ``on_state``: called with every change of :attr:`state`.
+    loop); ``give_up_on``: what ends the loop at once (``FAILED``: no attempt can work,
+    such as a missing USB backend). ``on_lost``: called with every :class:`Lost` before
+    the wait (log, count, tell the consumer). ``on_state``: called with every change of
+    :attr:`state`.
     ``max_attempts``: failed attempts in a row before the state is ``FAILED`` and the loop
     ends (None: for ever).
     """
 
     def __init__(
         self,
-        attempt: Attempt | BlockingAttempt,
+        attempt: Callable[[], Any],
         *,
         backoff: Backoff,
         errors: tuple[type[BaseException], ...],
+        give_up_on: tuple[type[BaseException], ...] = (),
         on_lost: Callable[[Lost], None],
         on_state: Callable[[LinkState], None] | None = None,
         max_attempts: int | None = NO_LIMIT,
@@ -96,6 +97,7 @@ class Reconnector:
         self._attempt = attempt
         self._backoff = backoff
         self._errors = errors
+        self._give_up_on = give_up_on
         self._on_lost = on_lost
         self._on_state = on_state
         self._max_attempts = max_attempts
@@ -131,11 +133,14 @@ class Reconnector:
         """Attempt until cancelled, or until ``max_attempts`` failed in a row."""
         while True:
             self._start()
+            fatal = False
             try:
-                reason = await self._attempt()  # type: ignore[misc]
+                reason = await self._attempt()
+            except self._give_up_on as exc:
+                reason, fatal = exc, True
             except self._errors as exc:
                 reason = exc
-            lost = self._lost(reason)
+            lost = self._lost(reason, fatal=fatal)
             if lost.delay is None:
                 return
             await asyncio.sleep(lost.delay)
@@ -144,13 +149,16 @@ class Reconnector:
         """:meth:`run` in a worker thread, until ``stop`` is set (its wait cut short)."""
         while not stop.is_set():
             self._start()
+            fatal = False
             try:
                 reason = self._attempt()
+            except self._give_up_on as exc:
+                reason, fatal = exc, True
             except self._errors as exc:
                 reason = exc
             if stop.is_set():
                 return
-            lost = self._lost(reason)
+            lost = self._lost(reason, fatal=fatal)
             if lost.delay is None or stop.wait(lost.delay):
                 return
 
@@ -158,17 +166,18 @@ class Reconnector:
         self._up = False
         self.set_state(LinkState.CONNECTING)
 
-    def _lost(self, reason: object) -> Lost:
+    def _lost(self, reason: object, *, fatal: bool = False) -> Lost:
         if not self._up:
             self._failures += 1
         limit = self._max_attempts
-        give_up = not self._up and limit is not None and self._failures >= limit
+        give_up = fatal or (not self._up and limit is not None and self._failures >= limit)
         lost = Lost(
             reason if isinstance(reason, BaseException | str) else "the link ended",
             was_up=self._up,
             failures=self._failures,
             delay=None if give_up else self._backoff.next_delay(),
         )
-        self._on_lost(lost)
+        # the state first: what on_lost tells a consumer in another thread finds it said
         self.set_state(LinkState.FAILED if give_up else LinkState.WAITING)
+        self._on_lost(lost)
         return lost

@@ -41,8 +41,8 @@ async def test_failed_attempts_wait_the_backoff_and_a_connection_starts_it_over(
     assert link.state is LinkState.IDLE
     with pytest.raises(asyncio.CancelledError):
         await link.run()
-    assert [(each.was_up, each.failures, each.first) for each in lost] == [
-        (False, 1, True), (False, 2, False), (True, 0, True), (False, 1, True),
+    assert [(each.was_up, each.failures, each.outage, each.first) for each in lost] == [
+        (False, 1, 1, True), (False, 2, 2, False), (True, 0, 1, True), (False, 1, 2, False),
     ]
     assert lost[2].reason == "cable pulled"
     assert isinstance(lost[0].reason, LinkDownError)

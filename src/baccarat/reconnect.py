@@ -1,7 +1,7 @@
 """The one reconnection loop of the package, and the one vocabulary of a link's states.
 
 A link that must come back by itself (the shoe's serial port, the USB shuffler, a board's
-feed from the broker; in time the table's publisher and the recorder) is a
+feed, the table's publisher, the recorder's floor broker) is a
 :class:`Reconnector`: it is given, when it is made, what one attempt does and what to
 say when one fails, and nobody sets its fields after (aioesphomeapi's ``ReconnectLogic``
 is the model). Each attempt connects and serves until the link is lost; between two, the
@@ -56,13 +56,18 @@ class Lost:
     connection that could not be made."""
     failures: int
     """Attempts in a row that could not connect, this one included (0 for a link lost)."""
+    outage: int
+    """Attempts ended since the link was last up (or since the start), this one included."""
     delay: float | None
     """Seconds before the next attempt; None: the reconnector gives up."""
 
     @property
     def first(self) -> bool:
-        """The first failure since the link was last up (or since the start): say it loudly."""
-        return self.was_up or self.failures == 1
+        """The first failure of an outage (the loss, or the first failed attempt).
+
+        Its owner says it loudly, and the rest of the outage quietly.
+        """
+        return self.outage == 1
 
 
 NO_LIMIT: Final = None
@@ -103,6 +108,7 @@ class Reconnector:
         self._max_attempts = max_attempts
         self._state = LinkState.IDLE
         self._failures = 0
+        self._outage = 0
         self._up = False
 
     @property
@@ -121,6 +127,7 @@ class Reconnector:
         """The attempt got through: the next failure waits the shortest delay again."""
         self._up = True
         self._failures = 0
+        self._outage = 0
         self._backoff.reset()
         self.set_state(state)
 
@@ -169,12 +176,14 @@ class Reconnector:
     def _lost(self, reason: object, *, fatal: bool = False) -> Lost:
         if not self._up:
             self._failures += 1
+        self._outage += 1
         limit = self._max_attempts
         give_up = fatal or (not self._up and limit is not None and self._failures >= limit)
         lost = Lost(
             reason if isinstance(reason, BaseException | str) else "the link ended",
             was_up=self._up,
             failures=self._failures,
+            outage=self._outage,
             delay=None if give_up else self._backoff.next_delay(),
         )
         # the state first: what on_lost tells a consumer in another thread finds it said

@@ -32,7 +32,6 @@ as a warning, repeats at debug level.
 from __future__ import annotations
 
 import asyncio
-import enum
 import itertools
 import json
 import logging
@@ -55,6 +54,7 @@ from baccarat.mqtt import (
     PublishRefusedError,
     Will,
 )
+from baccarat.reconnect import LinkState, Reconnector
 
 log = logging.getLogger(__name__)
 
@@ -191,14 +191,6 @@ class Outbox:
             self._unsent.set()
 
 
-class PublisherState(enum.Enum):
-    """Where the connection is."""
-
-    CONNECTING = "connecting"
-    CONNECTED = "connected"
-    WAITING = "waiting"  # between attempts
-
-
 @dataclass
 class PublisherCounters:
     """Health of the broker link."""
@@ -294,7 +286,6 @@ class Publisher:
         self.outbox = outbox
         self.on_command = on_command
         self.on_refusal = on_refusal
-        self.state = PublisherState.CONNECTING
         self.counters = PublisherCounters()
         self.first_attempt = asyncio.Event()
         self.connected = asyncio.Event()
@@ -302,9 +293,18 @@ class Publisher:
         self._stopping = False
         self.rng = rng or random.Random()
         self.backoff = Backoff(RECONNECT_DELAY_MIN, RECONNECT_DELAY_MAX, RECONNECT_JITTER, self.rng)
+        self._link = Reconnector(
+            self._attempt, backoff=self.backoff, errors=(LinkError, OSError, ExceptionGroup),
+            on_lost=lambda lost: self._failed(lost.reason, lost.outage - 1),
+        )
         self.refusal = RefusalHold()
         self._idle = asyncio.Event()  # nothing in flight
         self._idle.set()
+
+    @property
+    def state(self) -> LinkState:
+        """Where the broker link is (connecting, up, waiting)."""
+        return self._link.state
 
     @property
     def status_topic(self) -> str:
@@ -337,35 +337,37 @@ class Publisher:
         self.on_command = None
 
     async def run(self) -> None:
-        """Connect, serve, and reconnect for ever (until cancelled).
+        """Connect, serve, and reconnect for ever (until cancelled)."""
+        await self._link.run()
+
+    async def _attempt(self) -> None:
+        """One connection, until it is lost (the reconnector's attempt).
 
         Each connection is a task of its own, so that what its task group does to its
         task's cancellation count stays there (Python 3.11's TaskGroup can leave the
         parent's raised as a child fails when the connection drops).
         """
-        while True:
-            self.state = PublisherState.CONNECTING
-            session = asyncio.create_task(self._session(), name="mqtt-session")
-            try:
-                await session  # cancelling run() cancels the session with it
-            except (LinkError, OSError, ExceptionGroup) as exc:
-                self._failed(exc)
-                if self._stopping:  # the daemon is stopping: do not reconnect
-                    raise asyncio.CancelledError from exc
-            finally:
-                self.connected.clear()
-                self.first_attempt.set()
-            self.state = PublisherState.WAITING
-            await asyncio.sleep(self.backoff.next_delay())
+        session = asyncio.create_task(self._session(), name="mqtt-session")
+        try:
+            await session  # cancelling run() cancels the session with it
+        except (LinkError, OSError, ExceptionGroup) as exc:
+            if self._stopping:  # the daemon is stopping: do not reconnect
+                self._failed(exc, self.backoff.failures)
+                raise asyncio.CancelledError from exc
+            raise
+        finally:
+            self.connected.clear()
+            self.first_attempt.set()
 
-    def _failed(self, exc: BaseException) -> None:
-        text = _describe(exc)
+    def _failed(self, exc: BaseException | str, before: int) -> None:
+        """Count and log a failure; ``before``: the failures of this outage before it."""
+        text = exc if isinstance(exc, str) else _describe(exc)
         self.counters.failures += 1
         self.counters.last_error = text
-        if self.backoff.failures == 0:
+        if before == 0:
             log.warning("broker %s:%d: %s", self.broker.host, self.broker.port, text)
         else:
-            log.debug("broker still unreachable (%d): %s", self.backoff.failures, text)
+            log.debug("broker still unreachable (%d): %s", before, text)
 
     def _client(self) -> MqttClient:
         broker = self.broker
@@ -395,8 +397,7 @@ class Publisher:
 
     async def _serve(self, client: MqttClient) -> None:
         """One connection: say online, subscribe, send the outbox and take commands."""
-        self.state = PublisherState.CONNECTED
-        self.backoff.reset()
+        self._link.connected()
         self.counters.connects += 1
         self.counters.since["connected"] = time.time()
         if self._status_on_connect is not None:

@@ -210,7 +210,7 @@ class SerialSource(DeviceSource):
             return
         exc, failures = lost.reason, lost.failures
         self._stats["open_failures"] += 1
-        if lost.first:
+        if lost.failures == 1:
             log.warning("%s: cannot open (%s); retrying", self.device, exc)
         else:
             log.debug("%s: still cannot open (%s), attempt %d", self.device, exc, failures)

@@ -270,7 +270,7 @@ class UsbSource(DeviceSource):
         if lost.delay is None:
             self._give_up(f"{exc} (after {lost.failures} tries)")
             return
-        level = logging.WARNING if lost.first else logging.DEBUG
+        level = logging.WARNING if lost.failures == 1 else logging.DEBUG
         _log.log(level, "USB shuffler: %s; retrying in %.2f s", exc, lost.delay)
 
     def _give_up(self, reason: str) -> None:

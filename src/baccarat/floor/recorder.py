@@ -67,6 +67,7 @@ from baccarat.mqtt import (
     MqttSettings,
     PublishRefusedError,
 )
+from baccarat.reconnect import Lost, Reconnector
 
 log = logging.getLogger(__name__)
 
@@ -249,22 +250,28 @@ class Recorder:
 
     async def _listen(self) -> None:
         """Connect, subscribe and take every message; reconnect with the backoff, for ever."""
-        backoff = Backoff(first=BROKER_RETRY_FIRST, cap=BROKER_RETRY_CAP)
         where = f"{self.broker.host}:{self.broker.port}"
-        while True:
+
+        async def attempt() -> None:
             try:
                 async with self._client() as client:
-                    backoff.reset()
+                    link.connected()
                     await self._subscribe(client)
                     await self._take(client, where)
-            except (LinkError, OSError) as exc:
-                if backoff.failures == 0:
-                    log.warning("floor broker %s: %s (reconnecting)", where, exc)
-                else:
-                    log.debug("floor broker %s still unreachable: %s", where, exc)
             finally:
                 self.connected.clear()
-            await asyncio.sleep(backoff.next_delay())
+
+        def lost(lost: Lost) -> None:
+            if lost.first:
+                log.warning("floor broker %s: %s (reconnecting)", where, lost.reason)
+            else:
+                log.debug("floor broker %s still unreachable: %s", where, lost.reason)
+
+        link = Reconnector(
+            attempt, backoff=Backoff(first=BROKER_RETRY_FIRST, cap=BROKER_RETRY_CAP),
+            errors=(LinkError, OSError), on_lost=lost,
+        )
+        await link.run()
 
     async def _take(self, client: MqttClient, where: str) -> None:
         """Every message of this connection into ``_arrived``; its findings and probes out."""

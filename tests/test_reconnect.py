@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -112,3 +113,41 @@ async def test_an_error_no_attempt_can_outlive_gives_up_at_once() -> None:
     await asyncio.wait_for(link.run(), 5)
     assert [(each.failures, each.delay) for each in lost] == [(1, None)]
     assert link.state is LinkState.FAILED
+
+
+async def test_an_operation_is_retried_until_it_is_done() -> None:
+    """until_done: the recorder's write, tried again while the database is unavailable."""
+    lost: list[Lost] = []
+    tries: list[str] = []
+
+    async def write(row: str) -> str:
+        tries.append(row)
+        if len(tries) < 3:
+            raise LinkDownError("database unavailable")
+        return f"stored {row}"
+
+    link = Reconnector(write, backoff=quick_backoff(), errors=(LinkDownError,),
+                       on_lost=lost.append)
+    assert await asyncio.wait_for(link.until_done("r1"), 5) == "stored r1"
+    assert tries == ["r1", "r1", "r1"]
+    assert [each.failures for each in lost] == [1, 2]
+
+
+def test_only_the_reconnector_waits_between_attempts() -> None:
+    """The acceptance of issue 31: one module holds a reconnect loop.
+
+    A loop that reconnects waits the backoff's delay; only baccarat/reconnect.py asks for
+    one, but for the publisher's hold of a refused message (:meth:`Publisher._retry_alone`:
+    one message sent again on a live connection, not a link made again).
+    """
+    src = Path(__file__).resolve().parents[1] / "src" / "baccarat"
+    askers = sorted(
+        str(path.relative_to(src))
+        for path in src.rglob("*.py")
+        if ".next_delay()" in path.read_text(encoding="utf-8") and path.name != "backoff.py"
+    )
+    assert askers == ["controller/publisher.py", "reconnect.py"]
+    publisher = (src / "controller" / "publisher.py").read_text(encoding="utf-8")
+    assert publisher.count(".next_delay()") == 1
+    retry = publisher[publisher.index("async def _retry_alone"):]
+    assert ".next_delay()" in retry[: retry.index("\n    async def ", 1)]

@@ -90,7 +90,7 @@ class Reconnector:
 
     def __init__(
         self,
-        attempt: Callable[[], Any],
+        attempt: Callable[..., Any],
         *,
         backoff: Backoff,
         errors: tuple[type[BaseException], ...],
@@ -150,6 +150,24 @@ class Reconnector:
             lost = self._lost(reason, fatal=fatal)
             if lost.delay is None:
                 return
+            await asyncio.sleep(lost.delay)
+
+    async def until_done(self, *args: Any) -> Any:
+        """Attempt with ``args`` until an attempt returns; what it returned.
+
+        For an operation retried while its link is down (the recorder's write to a
+        database that is unavailable): a failed attempt is a :class:`Lost` and the
+        backoff's wait, as in :meth:`run`. The error of an attempt after which the
+        reconnector gives up is raised.
+        """
+        while True:
+            self._start()
+            try:
+                return await self._attempt(*args)
+            except self._errors as exc:
+                lost = self._lost(exc)
+                if lost.delay is None:
+                    raise
             await asyncio.sleep(lost.delay)
 
     def run_blocking(self, stop: threading.Event) -> None:

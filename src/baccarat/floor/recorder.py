@@ -193,7 +193,11 @@ class Recorder:
         """What ``watch`` said to publish, until the broker took it (its PUBACK)."""
         self._findings_ready = asyncio.Event()
         self._overflowing = False
-        self._backoff = Backoff(first=RETRY_FIRST, cap=RETRY_CAP)
+        self._database = Reconnector(
+            self._store_once, backoff=Backoff(first=RETRY_FIRST, cap=RETRY_CAP),
+            errors=(StoreUnavailableError,), on_lost=self._database_lost,
+        )
+        self._reopen = False  # the database was lost: open it again before the next add
         self._unavailable_since: float | None = None
         self._screened_out = 0
         self.watchdog = None if stall_timeout <= 0 else watchdog.BrokerWatchdog(
@@ -409,36 +413,35 @@ class Recorder:
 
         StoreRefusedError if the database refuses the data.
         """
-        while True:
-            try:
-                result = await asyncio.to_thread(self.store.add, received, quarantine)
-            except StoreUnavailableError as exc:
-                await self._wait_for_database(exc)
-                continue
-            if self._unavailable_since is not None:
-                log.warning("the database is back after %.0f s; storing again",
-                            time.monotonic() - self._unavailable_since)
-                self._unavailable_since = None
-                self._backoff.reset()
-            self._count(result, received, quarantine)
-            return
+        await self._database.until_done(received, quarantine)
 
-    async def _wait_for_database(self, exc: StoreUnavailableError) -> None:
-        """Wait the backoff's delay and open the database again; the batch stays unacked."""
+    async def _store_once(self, received: list[Received], quarantine: list[Quarantined]) -> None:
+        if self._reopen:  # after the backoff's delay: open the database again
+            self._reopen = False
+            try:
+                await asyncio.to_thread(self.store.reconnect)
+            except StoreError as again:
+                log.debug("cannot reconnect to the database: %s", again)
+            else:
+                self.counters.reconnects += 1
+        result = await asyncio.to_thread(self.store.add, received, quarantine)
+        if self._unavailable_since is not None:
+            log.warning("the database is back after %.0f s; storing again",
+                        time.monotonic() - self._unavailable_since)
+            self._unavailable_since = None
+            self._database.connected()
+        self._count(result, received, quarantine)
+
+    def _database_lost(self, lost: Lost) -> None:
+        """An add the database could not take: the batch stays unacked, and is tried again."""
         self.counters.store_failures += 1
+        self._reopen = True
         if self._unavailable_since is None:
             self._unavailable_since = time.monotonic()
             log.error("cannot store: %s (reconnecting; nothing is acknowledged until it is"
-                      " stored)", exc)
+                      " stored)", lost.reason)
         else:
-            log.debug("still cannot store: %s", exc)
-        await asyncio.sleep(self._backoff.next_delay())
-        try:
-            await asyncio.to_thread(self.store.reconnect)
-        except StoreError as again:
-            log.debug("cannot reconnect to the database: %s", again)
-        else:
-            self.counters.reconnects += 1
+            log.debug("still cannot store: %s", lost.reason)
 
     def _lost(self, quarantine: list[Quarantined], exc: StoreError) -> None:
         self.counters.unrecorded += len(quarantine)

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 
 from baccarat.cards import ALL_CARDS as DECK
 from baccarat.cards import Card
+from baccarat.controller.journal.records import SESSIONS_KEPT as JOURNAL_SESSIONS_KEPT
 from baccarat.drivers.events import (
     CardDrawn,
     DeviceEvent,
@@ -22,7 +23,6 @@ from baccarat.drivers.events import (
 )
 from baccarat.drivers.framed import SESSIONS_KEPT, FramedDecoder, SeenSessions
 from baccarat.drivers.framed_device import FramedSender
-from baccarat.controller.journal.records import SESSIONS_KEPT as JOURNAL_SESSIONS_KEPT
 
 ALL_CARDS: list[Card] = list(DECK)
 STEP = 0.01
@@ -94,7 +94,8 @@ def test_a_replayed_session_is_refused_and_the_devices_cards_after_it_are_taken(
     (replay,) = link.of(SessionReplayed)
     assert isinstance(replay, SessionReplayed)
     assert replay.replayed == 0x0A0A
-    assert "0x0a0a" in replay.detail and "0x0b0b" in replay.detail
+    assert "0x0a0a" in replay.detail
+    assert "0x0b0b" in replay.detail
     assert link.of(SessionReused) == []
     assert link.host.counters["replays"] == 1
     assert link.host.counters["replayed_frames"] > 0
@@ -132,7 +133,8 @@ def test_a_power_up_that_reuses_the_session_is_taken_and_named() -> None:
     assert link.cards() == ALL_CARDS[:9]
     (reused,) = link.of(SessionReused)
     assert isinstance(reused, SessionReused)
-    assert reused.reused == 0x1234 and "reused its session id" in reused.detail
+    assert reused.reused == 0x1234
+    assert "reused its session id" in reused.detail
     assert len(link.of(Hello)) == 2
     assert link.of(SessionReplayed) == []
 
@@ -147,7 +149,8 @@ def test_a_hello_repeated_because_its_ack_was_lost_is_no_reuse() -> None:
     link.run(device, 3.0)
     assert device.idle
     assert link.cards() == ALL_CARDS[:4]
-    assert link.of(SessionReused) == [] and link.of(SessionReplayed) == []
+    assert link.of(SessionReused) == []
+    assert link.of(SessionReplayed) == []
     assert len(link.of(Hello)) == 1
 
 
@@ -170,7 +173,8 @@ def test_the_session_seen_last_is_not_a_reuse_on_a_host_without_a_frame_recorded
     device = powered_up(0x0006, ALL_CARDS[:3])
     link.run(device, 4.0)
     assert link.cards() == ALL_CARDS[:3]
-    assert link.of(SessionReused) == [] and link.of(SessionReplayed) == []
+    assert link.of(SessionReused) == []
+    assert link.of(SessionReplayed) == []
 
 
 def test_the_sessions_kept_are_bounded_and_the_newest() -> None:
@@ -178,5 +182,6 @@ def test_the_sessions_kept_are_bounded_and_the_newest() -> None:
     for session in (1, 2, 3, 1, 4):
         seen.add(session)
     assert seen.as_list() == [3, 1, 4]
-    assert 2 not in seen and seen.newest == 4
+    assert 2 not in seen
+    assert seen.newest == 4
     assert SESSIONS_KEPT == JOURNAL_SESSIONS_KEPT  # what the journal carries, the host keeps

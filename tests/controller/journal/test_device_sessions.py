@@ -63,7 +63,8 @@ def test_a_session_seen_again_becomes_the_newest_and_the_oldest_go_beyond_the_bo
     sessions = journal.device_sessions
     journal.close()
     assert len(sessions) == SESSIONS_KEPT
-    assert sessions[-1] == 3 and sessions[0] == 6  # 0, 1, 2, 4, 5 forgotten
+    assert sessions[-1] == 3
+    assert sessions[0] == 6
 
 
 def test_a_header_without_sessions_reads_as_none_and_one_with_them_round_trips() -> None:

@@ -38,6 +38,8 @@ class Link:
         self.events: list[DeviceEvent] = []
         self.wire: list[bytes] = []  # every frame the device wrote, as a recording
         self.deaf = False  # the host's answers are lost
+        self.latency = 0.0  # seconds the host's answers take to reach the device
+        self._answers: list[tuple[float, bytes]] = []
 
     def run(self, device: FramedSender, seconds: float, inject: Iterable[bytes] = ()) -> None:
         """Carry frames both ways for ``seconds``; ``inject``: frames written in between."""
@@ -45,6 +47,8 @@ class Link:
         end = self.now + seconds
         while self.now < end:
             self.now += STEP
+            while self._answers and self._answers[0][0] <= self.now:
+                device.receive(self._answers.pop(0)[1], self.now)
             frame = device.next_frame(self.now)
             if frame is not None:
                 self.wire.append(frame)
@@ -56,7 +60,7 @@ class Link:
         self.events += self.host.feed(data)
         answer = self.host.pending_output()
         if answer and not self.deaf:
-            device.receive(answer, self.now)
+            self._answers.append((self.now + self.latency, answer))
 
     def cards(self) -> list[Card]:
         return [e.card for e in self.events if isinstance(e, CardDrawn)]
@@ -151,6 +155,21 @@ def test_a_hello_repeated_because_its_ack_was_lost_is_no_reuse() -> None:
     assert link.cards() == ALL_CARDS[:4]
     assert link.of(SessionReused) == []
     assert link.of(SessionReplayed) == []
+    assert len(link.of(Hello)) == 1
+
+
+def test_a_hello_repeated_before_its_late_ack_came_is_no_reuse() -> None:
+    """The ACK takes longer than the device's timeout: the HELLO comes again, then the ACK.
+
+    Asked, the device no longer has the HELLO in flight: a late repeat, dropped.
+    """
+    link = Link()
+    link.latency = 0.6
+    device = powered_up(0x3333, ALL_CARDS[:4])
+    link.run(device, 6.0)
+    assert device.idle
+    assert link.cards() == ALL_CARDS[:4]
+    assert link.of(SessionReused) == []
     assert len(link.of(Hello)) == 1
 
 

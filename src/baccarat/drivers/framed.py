@@ -84,6 +84,8 @@ V1_PATIENCE: Final = 6
 """Times a version-1 device may repeat a run that starts before the frame recorded last,
 without that frame (lost on the wire), before the host stops waiting for it."""
 _HOST_FRAMES: Final = frozenset({ACK, QUERY, ALARM})
+_GOES_ON: Final = frozenset({"stuck", "replay", "hello_again"})
+"""Placings of a host that knows the frame it expects: the device goes on from there."""
 
 # Sessions remembered (PROTOCOL.md 6.4).
 SESSIONS_KEPT: Final = 1024
@@ -228,7 +230,8 @@ class _Placing:
     replayed: int | None = None
     """A HELLO came of this session, one seen before and not the device's: asked, the device
     says whether it is in it (it powered up reusing it) or not (a replay)."""
-    replay_hello: int = 0
+    hello: int = 0
+    """The sequence number of the HELLO that made the host ask (``hello_again``, ``replay``)."""
     window: tuple[int, int] | None = None
     """A replay confirmed: the device's own frames in flight (oldest, next), as it answered."""
     start: int = 0
@@ -467,7 +470,7 @@ class FramedDecoder:
         if self._unanswered(placing):
             if placing.replayed is not None:  # it cannot be asked: taken as a power-up
                 replayed, placing.replayed = placing.replayed, None
-                self._replayed(replayed, placing.replay_hello, None, events)
+                self._replayed(replayed, placing.hello, None, events)
             self._place_by_retransmissions(placing, events)
 
     def _unanswered(self, placing: _Placing) -> bool:
@@ -502,17 +505,15 @@ class FramedDecoder:
             self._place(oldest, events)
         elif recorded is not None and _unacknowledged(recorded, oldest, next_seq):
             self._place((recorded + 1) & 0xFF, events, recorded=recorded)
-        elif placing.reason == "hello_again":
-            if recorded is not None:  # the device no longer has the frames taken: it reset
-                self._reused(oldest, "out of order, and the device no longer has the frames "
-                             f"taken up to {recorded}", events)
+        elif placing.reason == "hello_again" and _unacknowledged(placing.hello, oldest, next_seq):
+            # its HELLO is in flight and the frames taken after it are not: it reset
+            how = "out of order, and the device has it in flight but not the frames taken"
+            self._reused(placing.hello, f"{how} after it up to {recorded}", events)
             self._hello_taken = False
             self._place(oldest, events)
-        elif placing.reason in ("stuck", "replay") and expected is not None and not _behind(
-            expected, oldest
-        ):
+        elif placing.reason in _GOES_ON and expected is not None and not _behind(expected, oldest):
             self._place(expected, events)  # the device still has it: it comes again
-        elif placing.reason in ("stuck", "replay") and expected is not None:
+        elif placing.reason in _GOES_ON and expected is not None:
             self._gap(expected, oldest, "the device went on without them", events)
             self._place(oldest, events)
         else:
@@ -612,12 +613,13 @@ class FramedDecoder:
                     "replay", recorded=self._ackable, session=self._session,
                     expected=self._expected,
                 )
-            placing.replayed, placing.replay_hello = session, seq
+            placing.replayed, placing.hello = session, seq
             self._hold(seq, HELLO, payload, events)
             return True
         if session == self._session and placing is None and seq != self._expected:
             self._placing = _Placing(
-                "hello_again", recorded=self._ackable, session=session, expected=self._expected
+                "hello_again", recorded=self._ackable, session=session, expected=self._expected,
+                hello=seq,
             )
             self._hold(seq, HELLO, payload, events)
             return True
@@ -632,13 +634,13 @@ class FramedDecoder:
         assert replayed is not None
         if session == replayed:  # the device is in it: it powered up and reused it
             if replayed != self.sessions.newest:
-                self._reused(placing.replay_hello, "seen before, at an earlier power-up", events,
+                self._reused(placing.hello, "seen before, at an earlier power-up", events,
                              session=replayed)
             self._hello_taken = False
             placing.reason, placing.recorded, placing.expected = "start", None, None
             return
         placing.window = window  # the device is elsewhere: the HELLO was a replay
-        self._replayed(replayed, placing.replay_hello, session, events)
+        self._replayed(replayed, placing.hello, session, events)
 
     def _replayed(
         self, replayed: int, hello: int, device: int | None, events: list[DeviceEvent]

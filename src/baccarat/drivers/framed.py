@@ -665,7 +665,8 @@ class FramedDecoder:
             detail = (
                 f"{came} seen before, and the device does not answer QUERY (protocol version "
                 "1): a replay of an earlier session's frames cannot be told from a power-up "
-                "that reused its session; its frames are taken as a power-up's: check the table"
+                "that reused its session; the host follows the retransmissions as for any such "
+                "device and may take the replay's frames: check the table"
             )
         else:
             detail = (

@@ -51,7 +51,7 @@ async def journaled(daemon: Daemon, count: int) -> list[str]:
     """The journal's cards once it holds ``count`` (or what it holds after :data:`WITHIN`)."""
     cards: list[str] = []
     async with asyncio.timeout(WITHIN):
-        while len(cards) < count:  # noqa: ASYNC110 - the journal is a file: no event
+        while len(cards) < count:  # the journal is a file: no event to wait for
             await asyncio.sleep(0.2)
             cards = await asyncio.to_thread(daemon.journaled_cards)
     return cards
@@ -105,8 +105,10 @@ async def test_a_replayed_session_is_refused_and_the_shoes_cards_after_it_are_jo
 async def test_a_shoe_that_powers_up_in_its_own_session_again_is_named_and_its_cards_taken(
     tmp_path: Path, mosquitto: Mosquitto
 ) -> None:
-    """A power-up that reuses its session id stalled the link behind 'duplicates' and was
-    raised as ``shoe_deaf``; now its cards are taken and ``session_reused`` names it.
+    """A power-up that reuses its session id: named, and its cards taken.
+
+    It stalled the link behind 'duplicates' and was raised as ``shoe_deaf``; now its cards
+    are taken and ``session_reused`` names it.
     """
     profile = str(profile_file(tmp_path))
     shoe_path = str(tmp_path / "shoe")

@@ -384,8 +384,9 @@ def _merged(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
     for key, item in update.items():
         inner = merged.get(key)
         if isinstance(inner, dict) and isinstance(item, dict):
-            item = _merged(inner, item)
-        merged[key] = item
+            merged[key] = _merged(inner, item)
+        else:
+            merged[key] = item
     return merged
 
 

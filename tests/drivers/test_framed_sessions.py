@@ -158,6 +158,24 @@ def test_a_hello_repeated_because_its_ack_was_lost_is_no_reuse() -> None:
     assert len(link.of(Hello)) == 1
 
 
+def test_a_shoe_deaf_from_its_power_up_still_counts_its_window_as_duplicates() -> None:
+    """Its window holds the HELLO: the host asks, and counts the repeats as duplicates.
+
+    ``shoe_deaf`` (controller/device_inputs.py) is raised on duplicates and nothing new.
+    """
+    link = Link()
+    device = powered_up(0x4444, ALL_CARDS[:3])
+    link.deaf = True
+    link.run(device, 5.0)
+    assert link.cards() == ALL_CARDS[:3]  # once each
+    assert link.host.counters["duplicates"] >= 3 * 5  # the window, every 0.5 s
+    assert link.of(SessionReused) == []
+    link.deaf = False
+    link.run(device, 4.0)
+    assert device.idle
+    assert link.cards() == ALL_CARDS[:3]
+
+
 def test_a_hello_repeated_before_its_late_ack_came_is_no_reuse() -> None:
     """The ACK takes longer than the device's timeout: the HELLO comes again, then the ACK.
 

@@ -463,6 +463,8 @@ class FramedDecoder:
             return
         placing.sightings[seq] += 1
         placing.held[seq] = (frame_type, payload)
+        if placing.reason == "hello_again" and _behind(seq, self._expected):
+            self.duplicates += 1  # the window again with its HELLO: a deaf shoe's, or a reset's
         if placing.reason == "stuck" and seq == placing.expected and placing.replayed is None:
             self._place(seq, events)  # the frame that was missing came after all
             return
@@ -602,6 +604,8 @@ class FramedDecoder:
             return False
         session = int.from_bytes(payload[1:3], "big")
         placing = self._placing
+        if placing is not None and placing.reason == "restart" and placing.session is None:
+            return False  # a record without sessions: repeat or power-up, said (6.4)
         if session != self._session and session in self.sessions:
             if placing is not None and (placing.replayed is not None or placing.window):
                 self.replayed_frames += 1  # asked already: the replay goes on

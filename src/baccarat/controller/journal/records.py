@@ -29,9 +29,10 @@ record, the engine's counters before that record (``Engine.counters()``) and the
 profile, so that the newest file alone can be replayed after older ones were deleted,
 and the id of the table whose daemon wrote it (``table``; files written before it was
 recorded have none), so that a daemon given another table's folder refuses it, and the
-device sessions seen up to the file's first record (``sessions``, oldest first, at most
-:data:`SESSIONS_KEPT`; none if there were none), so that a replay of an earlier session is
-known for one after older files were deleted (PROTOCOL.md 6.4).
+device sessions seen up to the file's first record (``sessions``, oldest first, each in 4
+hex digits as a record writes it, at most :data:`SESSIONS_KEPT`; none if there were none),
+so that a replay of an earlier session is known for one after older files were deleted
+(PROTOCOL.md 6.4).
 """
 
 from __future__ import annotations
@@ -167,8 +168,8 @@ def encode_header(header: Header) -> bytes:
     }
     if header.table is not None:
         payload["table"] = header.table
-    if header.sessions:
-        payload["sessions"] = list(header.sessions)
+    if header.sessions:  # fixed width: a header's size does not depend on the numbers
+        payload["sessions"] = [f"{session & 0xFFFF:04x}" for session in header.sessions]
     text = json.dumps(payload, separators=(",", ":"), ensure_ascii=True)
     return _seal(HEADER_TAG + b" " + text.encode("ascii"))
 
@@ -207,12 +208,12 @@ def _header_from(payload: Any) -> Header:
 
 
 def _sessions(value: Any) -> tuple[int, ...]:
-    """A header's device sessions; :class:`RecordError` unless a list of 16-bit numbers."""
+    """A header's device sessions; :class:`RecordError` unless a list of 4 hex digits each."""
     if not isinstance(value, list) or len(value) > SESSIONS_KEPT:
         raise RecordError(f"header's sessions are not a list of at most {SESSIONS_KEPT}")
-    if not all(_is_count(s) and s <= 0xFFFF for s in value):
-        raise RecordError("header's sessions are not 16-bit session numbers")
-    return tuple(value)
+    if not all(isinstance(s, str) and _SESSION.fullmatch(s.encode()) for s in value):
+        raise RecordError("header's sessions are not sessions in 4 hex digits")
+    return tuple(int(s, 16) for s in value)
 
 
 def checked_counters(counters: Mapping[str, Any]) -> Counters:

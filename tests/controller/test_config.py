@@ -160,7 +160,9 @@ def test_the_edge_watches_tie_and_pairs_at_zero_unless_told(tmp_path: Path) -> N
     ("tie = 8.5", r"edge\.tie: 8\.5 for tie: .* at most the payout 8\.0"),
     ("banker = -0.05", r"edge\.banker: -0\.05 for banker: a player edge above the full "
                        r"shoe's -0\.0106"),
-    ('player_pair = "nan"', r"edge\.player_pair: Input should be a finite number"),
+    ("player_pair = nan", r"edge\.player_pair: Input should be a finite number"),
+    ('player_pair = "nan"', r"edge\.player_pair: Input should be a valid number, not the "
+                            r"string 'nan'"),
     ("tie = inf", r"edge\.tie: Input should be a finite number"),
     ('advantage = "high"', r"edge\.advantage: Input should be a valid number"),
     ("threshold = 0.1", r"edge\.threshold: Extra inputs are not permitted"),

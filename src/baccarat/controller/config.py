@@ -5,6 +5,17 @@ Environment variables are ``BACCARAT_<FIELD>``, nested with ``__``:
 A bad configuration is reported naming the field, where its value came from (the file,
 or the environment variable that set it) and what is wrong with it (:func:`load_config`
 raises :class:`ConfigError`; ``baccarat run`` then exits with status 2).
+
+Booleans and numbers are strict: nothing is guessed from a string. In the TOML file a
+boolean is ``true`` or ``false`` and a number is written without quotes (``fsync = "yes"``,
+``port = "1883"`` and, for a whole number, ``retention = 200.0`` are errors). An
+environment variable is always a string, so for a boolean or a number field it is read
+as a JSON literal and must be exactly one: ``true`` or ``false`` (lower case), a whole
+number in decimal (``8883``, ``-1``), or a number (``0.02``, ``1e-3``); ``yes``, ``1`` for
+a boolean, ``True``, ``0x1209`` or ``8883.0`` for a whole number are errors. A section's
+variable holds JSON (``BACCARAT_BROKER='{"port": 1883}'``), strict in the same way. Paths
+and texts are taken as written. The ``[rules]`` table is the rule profile's overrides,
+checked by the profile.
 """
 
 from __future__ import annotations
@@ -13,6 +24,8 @@ import json
 import logging
 import os
 import tomllib
+import types
+import typing
 from pathlib import Path
 from typing import Any, ClassVar, Final, Literal
 
@@ -25,8 +38,10 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
+    EnvSettingsSource,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
     SettingsError,
@@ -54,7 +69,12 @@ FieldPath = tuple[str, ...]
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+def _path(default: Path | None = None, description: str | None = None) -> Any:
+    """A path field: a TOML or environment string taken as the path (not strict)."""
+    return Field(default=default, strict=False, description=description)
 
 
 class DeviceConfig(_Section):
@@ -100,13 +120,13 @@ class BrokerConfig(_Section):
     port: int = Field(default=1883, gt=0, le=65535)
     username: str | None = None
     password: SecretStr | None = None
-    password_file: Path | None = Field(
-        default=None, description="A file holding the password (for systemd credentials)."
+    password_file: Path | None = _path(
+        description="A file holding the password (for systemd credentials)."
     )
     tls: bool = False
-    ca_file: Path | None = None
-    cert_file: Path | None = None
-    key_file: Path | None = None
+    ca_file: Path | None = _path()
+    cert_file: Path | None = _path()
+    key_file: Path | None = _path()
     keepalive: int = Field(default=15, ge=2, le=600, description="Seconds.")
     client_id: str | None = None
     mqtt_version: Literal["5", "3.1.1"] = Field(
@@ -141,7 +161,7 @@ class BrokerConfig(_Section):
 class JournalConfig(_Section):
     """Where the journal lives and how long it is kept."""
 
-    folder: Path = DEFAULT_JOURNAL
+    folder: Path = _path(DEFAULT_JOURNAL)
     fsync: bool = Field(default=True, description="fdatasync each input before acting on it.")
     sync: Literal["inline", "overlap"] = Field(
         default="inline",
@@ -223,7 +243,7 @@ class Config(BaseSettings):
         default_factory=dict, description="Overrides of the profile's settings."
     )
     allow_test_decks: bool = Field(
-        default=False, description="Accept fewer than 6 decks (tests and demos only)."
+        default=False, strict=True, description="Accept fewer than 6 decks (tests and demos only)."
     )
     device: DeviceConfig = DeviceConfig(kind="none")
     broker: BrokerConfig = BrokerConfig()
@@ -251,8 +271,8 @@ class Config(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        """Init arguments, then the environment, then the TOML file."""
-        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        """Init arguments, then the environment (:class:`_LiteralEnvSource`), then the file."""
+        sources: list[PydanticBaseSettingsSource] = [init_settings, _LiteralEnvSource(settings_cls)]
         if cls.toml_path is not None:
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=cls.toml_path))
         return tuple(sources)
@@ -308,6 +328,80 @@ class Config(BaseSettings):
         return f"{self.topic_prefix}/{self.table}/{name}"
 
 
+class _LiteralEnvSource(EnvSettingsSource):
+    """The environment, its strings read as exact JSON literals where a field is a number.
+
+    pydantic-settings would hand a strict boolean ``"yes"`` to a lax parse (``True``);
+    here a boolean field takes ``true`` or ``false``, a whole number a JSON integer, a
+    number a JSON number, and any other string is left as it is, for the strict model to
+    refuse naming the field.
+    """
+
+    def prepare_field_value(
+        self, field_name: str, field: FieldInfo, value: Any, value_is_complex: bool
+    ) -> Any:
+        """The field's value as the environment gives it, numbers and booleans read.
+
+        In a section, only the values of its own variables (``BACCARAT_BROKER__PORT``)
+        are read so; a section's JSON (``BACCARAT_BROKER``) is typed already, and a string
+        in it where a number is due stays one, refused like the file's.
+        """
+        prepared = super().prepare_field_value(field_name, field, value, value_is_complex)
+        if not isinstance(prepared, dict):
+            return _env_literals(field.annotation, prepared)
+        own = self.explode_env_vars(field_name, field, self.env_vars)
+        return _merged(prepared, _env_literals(field.annotation, own))
+
+
+def _env_literals(annotation: Any, value: Any) -> Any:
+    """``value`` with each string for a boolean or number field read as its JSON literal."""
+    if isinstance(value, dict):
+        model = next((a for a in _members(annotation) if _is_model(a)), None)
+        if model is None:
+            return value
+        fields = model.model_fields
+        return {
+            key: _env_literals(fields[key].annotation, item) if key in fields else item
+            for key, item in value.items()
+        }
+    kinds = [a for a in _members(annotation) if a in (bool, int, float)]
+    if not isinstance(value, str) or not kinds or value != value.strip():
+        return value
+    try:
+        literal = json.loads(value)
+    except ValueError:
+        return value
+    fits = isinstance(literal, bool) if bool in kinds else (
+        isinstance(literal, int | float) and not isinstance(literal, bool)
+        and (float in kinds or isinstance(literal, int))
+    )
+    return literal if fits else value
+
+
+def _merged(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+    """``base`` with ``update``'s values in its place, nested dictionaries merged."""
+    merged = dict(base)
+    for key, item in update.items():
+        inner = merged.get(key)
+        if isinstance(inner, dict) and isinstance(item, dict):
+            merged[key] = _merged(inner, item)
+        else:
+            merged[key] = item
+    return merged
+
+
+def _members(annotation: Any) -> tuple[Any, ...]:
+    """The types of a union (``int | None``: int, None), or the annotation itself."""
+    args = typing.get_args(annotation)
+    return args if args and typing.get_origin(annotation) in (typing.Union, types.UnionType) else (
+        annotation,
+    )
+
+
+def _is_model(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
+
+
 class ConfigError(BaccaratError):
     """A configuration that cannot be used; the text names the field and the problem."""
 
@@ -353,8 +447,24 @@ FieldProblem = tuple[FieldPath, str]
 """A field and what is wrong with it."""
 
 
+STRICT_TYPES: Final = frozenset({"bool_type", "int_type", "float_type"})
+"""pydantic's errors for a value of the wrong kind where a boolean or a number is due."""
+
+
 def _validation_problems(exc: ValidationError) -> list[FieldProblem]:
-    return [(tuple(str(p) for p in error["loc"]), error["msg"]) for error in exc.errors()]
+    return [(tuple(str(p) for p in error["loc"]), _message(error)) for error in exc.errors()]
+
+
+def _message(error: Any) -> str:
+    """The validation message, and for a strict field what was given and how to write it."""
+    text, given = str(error["msg"]), error.get("input")
+    if error["type"] not in STRICT_TYPES:
+        return text
+    if isinstance(given, str):
+        return (f"{text}, not the string {given!r}: nothing is guessed from a string "
+                "(write true, false or a number without quotes; in the environment exactly "
+                "true, false or a decimal number)")
+    return f"{text}, not {given!r}"
 
 
 def _profile_problems(config: Config) -> list[FieldProblem]:

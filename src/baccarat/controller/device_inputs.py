@@ -124,6 +124,10 @@ def device_input(event: ev.DeviceEvent, ts: float) -> Input | None:
         return DeviceReport("hello", f"protocol version {event.version}, session {session}", ts=ts)
     if isinstance(event, ev.SessionUnknown):  # cards may come twice: the pit checks the round
         return DeviceReport("restart", event.detail, ts=ts)
+    if isinstance(event, ev.SessionReplayed):
+        return DeviceReport("replay", event.detail, ts=ts)
+    if isinstance(event, ev.SessionReused):
+        return DeviceReport("session_reused", event.detail, ts=ts)
     return None
 
 

@@ -117,6 +117,7 @@ class Table:
         self.last_device_seq: int | None = None
         """Where the device resumes after a restart: the frame handled last, if known."""
         self.last_device_session: int | None = None  # that of the journal's newest frame
+        self.device_sessions: list[int] = []  # every device session the journal names
         self._recorded_device_seq: int | None = None  # the newest frame the journal holds
         self._handled_device_seq: int | None = None  # the newest frame handled, heartbeats too
         self.fatal = asyncio.Event()
@@ -149,6 +150,7 @@ class Table:
         self._recorded_device_seq = report.last_device_seq
         self.last_device_seq = self.positions.resume_point(report.last_device_seq)
         self.last_device_session = report.last_device_session
+        self.device_sessions = self.journal.device_sessions
         self.clock = TableClock(newest_time(report.inputs))
         cursor = self.positions.read_cursor()
         older = older_messages(self.journal.folder, report.header, self.profile, cursor)
@@ -429,7 +431,9 @@ class Table:
         gc.freeze()
         if device is None:
             self.device_tried.set()
-        elif self.last_device_seq is not None:
+        else:
+            device.remember_sessions(self.device_sessions)
+        if device is not None and self.last_device_seq is not None:
             device.resume_after(self.last_device_seq, self.last_device_session)
         return device
 

@@ -70,6 +70,14 @@ class Decoder(Protocol):
         """
         ...
 
+    def remember_sessions(self, sessions: Iterable[int]) -> None:
+        """The device sessions the host recorded before, oldest first (PROTOCOL.md 6.4).
+
+        A protocol with sessions refuses a replay of an earlier one; one without does
+        nothing.
+        """
+        ...
+
     def resync(self) -> list[DeviceEvent]:
         """Drop any partial message because the byte stream was interrupted.
 

@@ -159,6 +159,40 @@ class SessionUnknown(DeviceEvent):
 
 
 @dataclass(frozen=True, slots=True)
+class SessionReplayed(DeviceEvent):
+    """Frames of an earlier session of the device came again: a replay, refused.
+
+    ``replayed`` is the session their HELLO named, one the host has seen before (it keeps
+    every session it has seen, PROTOCOL.md 6.4), while the device itself, asked, answers
+    in another. Nothing of the replay is taken; ``detail`` says what came and what the
+    host does.
+    """
+
+    replayed: int
+    detail: str
+
+    def __str__(self) -> str:
+        """``session 0x1234 replayed: DETAIL``."""
+        return f"session 0x{self.replayed:04x} replayed: {self.detail}"
+
+
+@dataclass(frozen=True, slots=True)
+class SessionReused(DeviceEvent):
+    """The device powered up with a session id it had used before (PROTOCOL.md 6.4).
+
+    A device must never reuse one; the host takes the power-up (the device answered in
+    that session) and says so: ``detail`` names the session and how it was told.
+    """
+
+    reused: int
+    detail: str
+
+    def __str__(self) -> str:
+        """``session 0x1234 reused: DETAIL``."""
+        return f"session 0x{self.reused:04x} reused: {self.detail}"
+
+
+@dataclass(frozen=True, slots=True)
 class LinkUp(DeviceEvent):
     """The link to the device works (port open, and for ``framed`` frames arriving)."""
 

@@ -34,6 +34,8 @@ from baccarat.drivers.events import (
     Heartbeat,
     Rejected,
     SequenceGap,
+    SessionReplayed,
+    SessionReused,
     SessionUnknown,
     ShoeInserted,
     ShoeRemoved,
@@ -82,6 +84,49 @@ V1_PATIENCE: Final = 6
 """Times a version-1 device may repeat a run that starts before the frame recorded last,
 without that frame (lost on the wire), before the host stops waiting for it."""
 _HOST_FRAMES: Final = frozenset({ACK, QUERY, ALARM})
+_GOES_ON: Final = frozenset({"stuck", "replay", "hello_again"})
+"""Placings of a host that knows the frame it expects: the device goes on from there."""
+
+# Sessions remembered (PROTOCOL.md 6.4).
+SESSIONS_KEPT: Final = 1024
+"""Device sessions the host remembers, the newest; older ones are forgotten. A device
+counts its sessions (a 16-bit boot counter): it comes back to a session only after 65,536
+power-ups, long after the host forgot it, and a replay of any of its last 1,024 is told."""
+REPLAY_QUIET: Final = 1.5
+"""Seconds without a frame of a replay (three retransmission timeouts) before the host,
+which refused the replay, takes the device's own frames again."""
+REPLAY_NOTICE_EVERY: Final = 60.0
+"""Seconds between two alarms for replays of one session; the ones between are counted."""
+
+
+class SeenSessions:
+    """The device sessions a host has seen, oldest first, at most ``limit`` (the newest)."""
+
+    def __init__(self, limit: int = SESSIONS_KEPT) -> None:
+        self.limit = limit
+        self._seen: dict[int, None] = {}
+
+    def add(self, session: int) -> None:
+        """Note ``session`` as the newest seen; forget the oldest beyond the limit."""
+        self._seen.pop(session, None)
+        self._seen[session] = None
+        while len(self._seen) > self.limit:
+            del self._seen[next(iter(self._seen))]
+
+    def __contains__(self, session: object) -> bool:
+        return session in self._seen
+
+    def __len__(self) -> int:
+        return len(self._seen)
+
+    @property
+    def newest(self) -> int | None:
+        """The session seen last, or ``None``."""
+        return next(reversed(self._seen), None)
+
+    def as_list(self) -> list[int]:
+        """The sessions, oldest first."""
+        return list(self._seen)
 
 class AlarmTeller:
     """The host's side of ALARM frames, without I/O: what to write, and when (6.9).
@@ -167,7 +212,10 @@ class _Placing:
 
     ``reason``: ``"start"`` (a host with no record), ``"restart"`` (the host recorded
     ``recorded`` last, a frame of the device's session ``session``, ``None`` if the record
-    does not say) or ``"stuck"`` (frames ahead of ``expected`` keep coming without it).
+    does not say), ``"stuck"`` (frames ahead of ``expected`` keep coming without it),
+    ``"hello_again"`` (a HELLO of the device's session out of order: a repeat whose ACK
+    was lost, or a power-up that reused the session; ``recorded`` is the frame taken last)
+    or ``"replay"`` (a HELLO of an earlier session: ``replayed``).
     """
 
     reason: str
@@ -179,6 +227,17 @@ class _Placing:
     queries: int = 0
     held: dict[int, tuple[int, bytes]] = field(default_factory=dict)
     sightings: Counter[int] = field(default_factory=Counter)
+    replayed: int | None = None
+    """A HELLO came of this session, one seen before and not the device's: asked, the device
+    says whether it is in it (it powered up reusing it) or not (a replay)."""
+    hello: int = 0
+    """The sequence number of the HELLO that made the host ask (``hello_again``, ``replay``)."""
+    window: tuple[int, int] | None = None
+    """A replay confirmed: the device's own frames in flight (oldest, next), as it answered."""
+    start: int = 0
+    """A replay confirmed: the frame the host goes on at, once the replay has stopped."""
+    ack: int | None = None
+    quiet_since: float = 0.0
 
     def asked(self, nonce: int) -> bool:
         """Whether ``nonce`` is one of the queries sent since this placing began."""
@@ -220,6 +279,10 @@ class FramedDecoder:
         self._placing: _Placing | None = _Placing("start") if expected is None else None
         self._ackable: int | None = None  # the last frame this host may acknowledge
         self._session: int | None = None
+        self.sessions = SeenSessions()
+        """Every session of the device the host has seen (the newest :data:`SESSIONS_KEPT`)."""
+        self._hello_taken = False  # a HELLO of the current session was taken
+        self._replay_noticed: dict[int, float] = {}  # replayed session -> its last alarm
         self._ack_due = False
         self._query_due = False
         self._nonce = 0
@@ -232,6 +295,9 @@ class FramedDecoder:
         self.queries_out = 0
         self.positions_in = 0
         self.gaps = 0
+        self.replays = 0
+        self.replayed_frames = 0
+        self.sessions_reused = 0
 
     @property
     def counters(self) -> dict[str, int]:
@@ -246,6 +312,9 @@ class FramedDecoder:
             queries_out=self.queries_out,
             positions_in=self.positions_in,
             sequence_gaps=self.gaps,
+            replays=self.replays,
+            replayed_frames=self.replayed_frames,
+            sessions_reused=self.sessions_reused,
         )
         return counters
 
@@ -268,12 +337,15 @@ class FramedDecoder:
                 self.unexpected_frames += 1
                 why = f"host frame 0x{frame_type:02X} (seq {seq}) sent by the device"
                 events.append(Rejected(body, why))
+            elif frame_type == HELLO and self._hello_held(seq, payload, events):
+                continue  # a HELLO of a session seen before: the device is asked
             else:
                 if frame_type == HELLO and self._new_session(payload):
                     self._session_unknown(seq, events)
                     self._placing = None  # what was held belongs to the old session
                     self._place(seq, events)
                 self._frame(seq, frame_type, payload, events)
+        self._replay_over(events)
         return events
 
     def acknowledgement(self, event: DeviceEvent) -> bytes:
@@ -323,8 +395,19 @@ class FramedDecoder:
         self._placing = _Placing(
             "restart", recorded=seq & 0xFF, session=session, expected=(seq + 1) & 0xFF
         )
+        if session is not None:
+            self.sessions.add(session)
         self._session = session
         self._ackable = None
+
+    def remember_sessions(self, sessions: Iterable[int]) -> None:
+        """The device sessions the host saw before (its record), oldest first.
+
+        A HELLO of one of them that is not the device's session now is a replay, or a
+        power-up that reused it; the device is asked which (PROTOCOL.md 6.4).
+        """
+        for session in sessions:
+            self.sessions.add(session & 0xFFFF)
 
     def resync(self) -> list[DeviceEvent]:
         """Drop a partial frame; keep the sequence state (the device may retransmit)."""
@@ -352,6 +435,10 @@ class FramedDecoder:
         self._ack_due = True
         if self._sightings:
             self._sightings.clear()
+        if frame_type == HELLO and len(payload) == HELLO_SIZE:
+            if self._hello_taken:  # in order, so no repeat: a power-up in the same session
+                self._reused(seq, "in order after the frames taken in that session", events)
+            self._hello_taken = True
         events.append(frame_event(frame_type, payload, seq, self._session))
 
     def _ahead(self, seq: int, frame_type: int, payload: bytes, events: list[DeviceEvent]) -> None:
@@ -371,13 +458,21 @@ class FramedDecoder:
         """While placing: keep the frame, ask the device, or follow its retransmissions."""
         placing = self._placing
         assert placing is not None
+        if placing.window is not None:
+            self._guard(placing, seq, (frame_type, payload))
+            return
         placing.sightings[seq] += 1
         placing.held[seq] = (frame_type, payload)
-        if placing.reason == "stuck" and seq == placing.expected:
+        if placing.reason == "hello_again" and _behind(seq, self._expected):
+            self.duplicates += 1  # the window again with its HELLO: a deaf shoe's, or a reset's
+        if placing.reason == "stuck" and seq == placing.expected and placing.replayed is None:
             self._place(seq, events)  # the frame that was missing came after all
             return
         self._query_due = True
         if self._unanswered(placing):
+            if placing.replayed is not None:  # it cannot be asked: taken as a power-up
+                replayed, placing.replayed = placing.replayed, None
+                self._replayed(replayed, placing.hello, None, events)
             self._place_by_retransmissions(placing, events)
 
     def _unanswered(self, placing: _Placing) -> bool:
@@ -394,7 +489,14 @@ class FramedDecoder:
         self.positions_in += 1
         oldest, next_seq = payload[0], payload[1]
         session = int.from_bytes(payload[2:4], "big")
+        if placing.window is not None:  # a replay refused: where the device's own frames are
+            if session == self._session:
+                placing.window = (oldest, next_seq)
+            return
+        if placing.replayed is not None:
+            self._judge_hello(placing, session, (oldest, next_seq), events)
         self._session = session
+        self.sessions.add(session)
         recorded, expected = placing.recorded, placing.expected
         if recorded is not None and placing.session not in (None, session):
             log.info(
@@ -405,9 +507,15 @@ class FramedDecoder:
             self._place(oldest, events)
         elif recorded is not None and _unacknowledged(recorded, oldest, next_seq):
             self._place((recorded + 1) & 0xFF, events, recorded=recorded)
-        elif placing.reason == "stuck" and expected is not None and not _behind(expected, oldest):
+        elif placing.reason == "hello_again" and _unacknowledged(placing.hello, oldest, next_seq):
+            # its HELLO is in flight and the frames taken after it are not: it reset
+            how = "out of order, and the device has it in flight but not the frames taken"
+            self._reused(placing.hello, f"{how} after it up to {recorded}", events)
+            self._hello_taken = False
+            self._place(oldest, events)
+        elif placing.reason in _GOES_ON and expected is not None and not _behind(expected, oldest):
             self._place(expected, events)  # the device still has it: it comes again
-        elif placing.reason == "stuck" and expected is not None:
+        elif placing.reason in _GOES_ON and expected is not None:
             self._gap(expected, oldest, "the device went on without them", events)
             self._place(oldest, events)
         else:
@@ -463,6 +571,13 @@ class FramedDecoder:
         ``recorded``: the last frame recorded before a restart, which the device still has;
         the host acknowledges it, so the device forgets the duplicates up to it.
         """
+        if self._placing is not None and self._placing.window is not None:
+            # a replay refused: go on at ``seq`` once it is over (:meth:`_replay_over`)
+            self._placing.start, self._placing.ack = seq & 0xFF, recorded
+            self._placing.held.clear()
+            self._placing.quiet_since = self._clock()
+            self._query_due = False
+            return
         placing, self._placing = self._placing, None
         self._expected = seq & 0xFF
         self._sightings = Counter()
@@ -474,6 +589,156 @@ class FramedDecoder:
         while self._expected in held:
             frame_type, payload = held.pop(self._expected)
             self._take(self._expected, frame_type, payload, events)
+
+    # -- sessions seen before: a replay, a repeat, a session reused (6.4) ----------------
+
+    def _hello_held(self, seq: int, payload: bytes, events: list[DeviceEvent]) -> bool:
+        """A HELLO of a session seen before, not an ordinary frame: held, the device asked.
+
+        Of an earlier session (not the device's now): a replay of recorded frames, or a
+        power-up that reused that session; out of order in the device's session: a repeat
+        whose ACK was lost, or a power-up that reused it. The device's POSITION tells
+        (:meth:`_judge_hello`, :meth:`_position`). ``False``: an ordinary frame.
+        """
+        if len(payload) != HELLO_SIZE:
+            return False
+        session = int.from_bytes(payload[1:3], "big")
+        placing = self._placing
+        if placing is not None and placing.reason == "restart" and placing.session is None:
+            return False  # a record without sessions: repeat or power-up, said (6.4)
+        if session != self._session and session in self.sessions:
+            if placing is not None and (placing.replayed is not None or placing.window):
+                self.replayed_frames += 1  # asked already: the replay goes on
+                if placing.window is not None:
+                    placing.quiet_since = self._clock()
+                return True
+            if placing is None:
+                placing = self._placing = _Placing(
+                    "replay", recorded=self._ackable, session=self._session,
+                    expected=self._expected,
+                )
+            placing.replayed, placing.hello = session, seq
+            self._hold(seq, HELLO, payload, events)
+            return True
+        if session == self._session and placing is None and seq != self._expected:
+            self._placing = _Placing(
+                "hello_again", recorded=self._ackable, session=session, expected=self._expected,
+                hello=seq,
+            )
+            self._hold(seq, HELLO, payload, events)
+            return True
+        return False
+
+    def _judge_hello(
+        self, placing: _Placing, session: int, window: tuple[int, int],
+        events: list[DeviceEvent],
+    ) -> None:
+        """The device answered after a HELLO of an earlier session: a replay, or a reuse."""
+        replayed, placing.replayed = placing.replayed, None
+        assert replayed is not None
+        if session == replayed:  # the device is in it: it powered up and reused it
+            if replayed != self.sessions.newest:
+                self._reused(placing.hello, "seen before, at an earlier power-up", events,
+                             session=replayed)
+            self._hello_taken = False
+            placing.reason, placing.recorded, placing.expected = "start", None, None
+            return
+        placing.window = window  # the device is elsewhere: the HELLO was a replay
+        self._replayed(replayed, placing.hello, session, events)
+
+    def _replayed(
+        self, replayed: int, hello: int, device: int | None, events: list[DeviceEvent]
+    ) -> None:
+        """Frames of an earlier session came again: say so (an alarm), once a minute at most.
+
+        ``device``: the session the device answered in; ``None``: it does not answer (a
+        version-1 device), and the host cannot tell a replay from a power-up.
+        """
+        self.replays += 1
+        now = self._clock()
+        self._replay_noticed = {
+            s: at for s, at in self._replay_noticed.items() if now - at < REPLAY_NOTICE_EVERY
+        }
+        if replayed in self._replay_noticed:
+            log.info("framed: session 0x%04x replayed again (alarm raised within %.0f s)",
+                     replayed, REPLAY_NOTICE_EVERY)
+            return
+        self._replay_noticed[replayed] = now
+        came = f"HELLO of session 0x{replayed:04x} (frame {hello}), a session"
+        if device is None:
+            detail = (
+                f"{came} seen before, and the device does not answer QUERY (protocol version "
+                "1): a replay of an earlier session's frames cannot be told from a power-up "
+                "that reused its session; the host follows the retransmissions as for any such "
+                "device and may take the replay's frames: check the table"
+            )
+        else:
+            detail = (
+                f"{came} seen before, while the device answers in session 0x{device:04x}: an "
+                "earlier session's frames sent again (a replay), refused, none of them taken; "
+                f"the device's own frames are taken once the replay has been quiet for "
+                f"{REPLAY_QUIET:g} s. Find what sends them between the device and the controller"
+            )
+        log.warning("framed: %s", detail)
+        events.append(SessionReplayed(replayed, detail))
+
+    def _reused(
+        self, seq: int, how: str, events: list[DeviceEvent], *, session: int | None = None
+    ) -> None:
+        """The device powered up with a session it had used: a power-up, and an alarm."""
+        session = self._session if session is None else session
+        assert session is not None
+        self.sessions_reused += 1
+        detail = (
+            f"the device sent HELLO (frame {seq}) of session 0x{session:04x}, {how}: it "
+            "powered up and reused its session id, which a device must never do (PROTOCOL.md "
+            f"6.4: a counter kept across power-ups); its frames from {seq} on are taken as a "
+            "new power-up's. Have the device's firmware fixed: a replay of its earlier "
+            "session could not be told from it"
+        )
+        log.warning("framed: %s", detail)
+        events.append(SessionReused(session, detail))
+
+    def _guard(self, placing: _Placing, seq: int, frame: tuple[int, bytes]) -> None:
+        """A frame while a refused replay may go on: keep the device's, drop the rest.
+
+        Only the frames the device has in flight (its answer: ``start`` .. ``next - 1``)
+        are kept, one copy each; a second copy that differs drops both (the device's comes
+        again, a replay's does not), and any other frame (behind: the replay; ahead: the
+        device's new frame, or the replay) restarts the quiet time and asks the device again.
+        """
+        assert placing.window is not None
+        next_seq = placing.window[1]
+        now = self._clock()
+        if (seq - placing.start) & 0xFF < (next_seq - placing.start) & 0xFF:
+            kept = placing.held.get(seq)
+            if kept is None:
+                placing.held[seq] = frame
+            elif kept != frame:
+                del placing.held[seq]
+                self.replayed_frames += 1
+                placing.quiet_since = now
+            return
+        if _behind(seq, placing.start):
+            self.replayed_frames += 1
+        else:
+            self._query_due = True
+        placing.quiet_since = now
+
+    def _replay_over(self, events: list[DeviceEvent]) -> None:
+        """After a refused replay: go on once it has been quiet and the device's frames held."""
+        placing = self._placing
+        if placing is None or placing.window is None:
+            return
+        if self._clock() - placing.quiet_since < REPLAY_QUIET:
+            return
+        count = (placing.window[1] - placing.start) & 0xFF
+        if any((placing.start + i) & 0xFF not in placing.held for i in range(count)):
+            return  # the device sends them again
+        log.info("framed: the replay is over (%d frame(s) of it dropped); going on at frame %d",
+                 self.replayed_frames, placing.start)
+        placing.window = None
+        self._place(placing.start, events, recorded=placing.ack)
 
     def _gap(self, expected: int, resumed: int, why: str, events: list[DeviceEvent]) -> None:
         """Frames ``expected`` .. ``resumed - 1`` will not come: say so (an alarm)."""
@@ -512,6 +777,8 @@ class FramedDecoder:
             return False
         self.hellos += 1
         self._session = session
+        self.sessions.add(session)
+        self._hello_taken = False
         return True
 
 

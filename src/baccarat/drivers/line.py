@@ -18,6 +18,7 @@ protocol carries cards only.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Final
 
 from baccarat.cards import ALL_CARDS, SHOE_SUIT_LETTERS
@@ -120,6 +121,9 @@ class LineDecoder:
 
     def resume_after(self, seq: int, session: int | None = None) -> None:
         """The line protocol has no sequence numbers: nothing to resume."""
+
+    def remember_sessions(self, sessions: Iterable[int]) -> None:
+        """The line protocol has no sessions: nothing to remember."""
 
     def resync(self) -> list[DeviceEvent]:
         """Drop a partial line (the stream was interrupted) and report it."""

@@ -29,7 +29,7 @@ import abc
 import asyncio
 import random
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Final, Self
@@ -118,6 +118,17 @@ class DeviceSource(abc.ABC):
         if self._started:
             raise DeviceSourceError("resume_after() must come before the source starts")
         self.decoder.resume_after(seq, session)
+
+    def remember_sessions(self, sessions: Iterable[int]) -> None:
+        """The device sessions the journal holds, oldest first; call before the source starts.
+
+        With ``framed``, a HELLO of one of them that is not the device's session now is
+        a replay (refused, an alarm) or a power-up that reused it (an alarm): the decoder
+        asks the device which (PROTOCOL.md 6.4).
+        """
+        if self._started:
+            raise DeviceSourceError("remember_sessions() must come before the source starts")
+        self.decoder.remember_sessions(sessions)
 
     def tell_alarms(self, alarms: Sequence[tuple[int, str]]) -> None:
         """Tell the device the table's open alarms now: ``(id, kind)`` of each.

@@ -47,6 +47,8 @@ AlarmKind = Literal[
     "publish_refused",
     "shoe_deaf",
     "outbox_full",
+    "device_replay",
+    "session_reused",
     "advantage",
     "shuffle_suspect",
 ]

@@ -25,6 +25,12 @@ the shoe is unplugged what it writes is lost, as on a pulled cable: ``line`` car
 gone, ``framed`` frames are retransmitted after the replug. The shoe runs on the event
 loop (a reader on the pty master, one writer task); :class:`ShoeThread` runs one in a
 thread of its own for synchronous tests.
+
+For the host's sessions (PROTOCOL.md 6.4): :meth:`VirtualShoe.power_up` restarts a
+``framed`` shoe (what it had in flight is lost), in a new session or, against the
+protocol, in one it used before; :attr:`VirtualShoe.recording` keeps every frame it
+writes, and :meth:`VirtualShoe.replay` writes such frames again verbatim, as a device or
+a converter between the shoe and the host that sends an earlier session again would.
 """
 
 from __future__ import annotations
@@ -203,6 +209,7 @@ class VirtualShoe:
         self.baud = baud
         self.faults = FaultInjector(faults)
         self.sender: Sender
+        self._framed_timers = (retransmit_timeout, heartbeat_interval)
         if self.codec.name == "framed":
             self.sender = FramedSender(
                 retransmit_timeout=retransmit_timeout,
@@ -235,6 +242,8 @@ class VirtualShoe:
         )
         self.cut: Callable[[bytes], bool] | None = None
         """A precise cut on the wire: each frame it returns ``True`` for is lost."""
+        self.recording: list[bytes] | None = None
+        """A list (set it) to keep every frame the shoe writes, as the wire carries it."""
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -353,6 +362,30 @@ class VirtualShoe:
             self.dealer_paused = False
         log.info("%s: the dealer goes on: alarm(s) %s no longer open", self.link, _listed(waited))
 
+    def power_up(self, session: int | None = None) -> int:
+        """A ``framed`` shoe restarts: its frames queued and in flight are lost; a HELLO.
+
+        ``session``: its new session (random if ``None``); giving the one it was in, or
+        one it used before, plays a device that breaks PROTOCOL.md 6.4. Returns it.
+        """
+        if self.codec.name != "framed":
+            raise ValueError(f"a {self.codec.name} shoe has no sessions")
+        retransmit_timeout, heartbeat_interval = self._framed_timers
+        sender = FramedSender(
+            retransmit_timeout=retransmit_timeout, heartbeat_interval=heartbeat_interval,
+            session=session,
+        )
+        self.sender = sender
+        self._idle.clear()
+        self._wakeup.set()
+        log.info("%s: powered up in session 0x%04x", self.link, sender.session)
+        return sender.session
+
+    async def replay(self, frames: Iterable[bytes]) -> None:
+        """Write ``frames`` (e.g. an earlier :attr:`recording`) again as they are, at the baud."""
+        for frame in frames:
+            await self._write(frame)
+
     async def drain(self) -> None:
         """Wait until everything queued is written (``framed``: and acknowledged)."""
         while not (self.sender.idle and self._idle.is_set()):
@@ -440,6 +473,8 @@ class VirtualShoe:
             if self.cut is not None and self.cut(frame):
                 self.counters["frames_cut"] += 1
                 continue
+            if self.recording is not None:
+                self.recording.append(frame)
             for index, chunk in enumerate(self.faults.apply(frame)):
                 if index:
                     await asyncio.sleep(SPLIT_GAP)

@@ -152,6 +152,8 @@ export const SCHEMAS = {
      "publish_refused",
      "shoe_deaf",
      "outbox_full",
+     "device_replay",
+     "session_reused",
      "advantage",
      "shuffle_suspect"
     ],
@@ -251,6 +253,8 @@ export const SCHEMAS = {
      "publish_refused",
      "shoe_deaf",
      "outbox_full",
+     "device_replay",
+     "session_reused",
      "advantage",
      "shuffle_suspect"
     ],
@@ -396,6 +400,8 @@ export const SCHEMAS = {
        "publish_refused",
        "shoe_deaf",
        "outbox_full",
+       "device_replay",
+       "session_reused",
        "advantage",
        "shuffle_suspect"
       ],
@@ -999,6 +1005,8 @@ export const SCHEMAS = {
        "publish_refused",
        "shoe_deaf",
        "outbox_full",
+       "device_replay",
+       "session_reused",
        "advantage",
        "shuffle_suspect"
       ],

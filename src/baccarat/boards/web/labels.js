@@ -107,6 +107,8 @@ export const ALARM_KINDS = {
   publish_refused: ["Broker refuses messages", "代理伺服器拒收訊息", "代理服务器拒收消息"],
   shoe_deaf: ["Shoe does not hear the controller", "牌靴收不到控制器訊號", "牌靴收不到控制器信号"],
   outbox_full: ["Messages never sent (broker away too long)", "訊息未送出（代理伺服器離線過久）", "消息未发出（代理服务器离线过久）"],
+  device_replay: ["Earlier shoe session sent again (refused)", "牌靴舊連線訊框重送（已拒收）", "牌靴旧连线帧重发（已拒收）"],
+  session_reused: ["Shoe reused its session id", "牌靴重複使用連線編號", "牌靴重复使用连线编号"],
   advantage: ["Bet favours the player", "投注對玩家有利", "投注对玩家有利"],
   shuffle_suspect: ["Shoe repeats an earlier shoe's order", "牌序重複先前牌靴", "牌序重复先前牌靴"],
 };

@@ -19,7 +19,7 @@ const PIT_ALARMS_SHOWN = 1;
 /** The header's compact forms (board.css .topbar.fit-N). */
 const HEADER_FITS = 8;
 /** Alarms about the table's link rather than a round: the players' notice says "table". */
-const TABLE_ALARMS = new Set(["link_down", "device_fault", "bad_data", "journal_damaged", "sequence_gap", "shoe_deaf", "outbox_full"]);
+const TABLE_ALARMS = new Set(["link_down", "device_fault", "bad_data", "journal_damaged", "sequence_gap", "shoe_deaf", "outbox_full", "device_replay", "session_reused"]);
 const ROAD_IDS = {
   bead_plate: "bead-plate",
   big_road: "big-road",

@@ -32,6 +32,8 @@ ARTICLE: Final[dict[AlarmKind, str]] = {
     "publish_refused": "device",
     "shoe_deaf": "device",
     "outbox_full": "device",
+    "device_replay": "device",
+    "session_reused": "device",
     "advantage": "17, 18",
     "shuffle_suspect": "2.1",
 }
@@ -48,6 +50,8 @@ DEVICE_ALARM: Final[dict[DeviceReportKind, AlarmKind]] = {
     "publish_refused": "publish_refused",
     "shoe_deaf": "shoe_deaf",
     "outbox_full": "outbox_full",
+    "replay": "device_replay",
+    "session_reused": "session_reused",
 }
 """The alarm a device report raises (``link_up`` clears ``link_down`` instead, and
 ``publish_accepted`` clears ``publish_refused``)."""

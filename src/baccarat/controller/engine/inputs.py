@@ -264,6 +264,7 @@ class ShuffleSuspect(Input):
 DeviceReportKind = Literal[
     "link_down", "link_up", "fault", "bad_data", "journal", "restart", "clock", "sequence_gap",
     "publish_refused", "publish_accepted", "shoe_deaf", "shoe_hears", "hello", "outbox_full",
+    "replay", "session_reused",
 ]
 
 
@@ -276,7 +277,9 @@ class DeviceReport(Input):
     round was in progress (``restart``); the broker refuses the table's messages
     (``publish_refused``) or accepts them again (``publish_accepted``); the outbox, full
     after a long broker outage, dropped its oldest messages (``outbox_full``); the device powered
-    up (``hello``: recorded, so that a restart knows its session; no alarm).
+    up (``hello``: recorded, so that a restart knows its session; no alarm); frames of an
+    earlier session of the device came again and were refused (``replay``); the device powered
+    up reusing a session id (``session_reused``).
     """
 
     kind: DeviceReportKind

@@ -28,7 +28,11 @@ lower-case hex digits. The header carries, as JSON, the number of the file's fir
 record, the engine's counters before that record (``Engine.counters()``) and the rule
 profile, so that the newest file alone can be replayed after older ones were deleted,
 and the id of the table whose daemon wrote it (``table``; files written before it was
-recorded have none), so that a daemon given another table's folder refuses it.
+recorded have none), so that a daemon given another table's folder refuses it, and the
+device sessions seen up to the file's first record (``sessions``, oldest first, each in 4
+hex digits as a record writes it, at most :data:`SESSIONS_KEPT`; none if there were none),
+so that a replay of an earlier session is known for one after older files were deleted
+(PROTOCOL.md 6.4).
 """
 
 from __future__ import annotations
@@ -46,6 +50,8 @@ from baccarat.errors import BaccaratError
 
 FORMAT_VERSION = 1
 HEADER_TAG = b"#journal"
+SESSIONS_KEPT = 1024
+"""Device sessions a header carries at most, the newest (``drivers.framed.SESSIONS_KEPT``)."""
 
 Counters = dict[str, int]
 Record = tuple[int, Input]
@@ -76,6 +82,8 @@ class Header:
     table: str | None = None
     """The table whose daemon wrote the file (``None``: not recorded, an older file)."""
     version: int = FORMAT_VERSION
+    sessions: tuple[int, ...] = ()
+    """The device sessions seen up to the file's first record, oldest first."""
 
     @property
     def profile_name(self) -> str | None:
@@ -160,6 +168,8 @@ def encode_header(header: Header) -> bytes:
     }
     if header.table is not None:
         payload["table"] = header.table
+    if header.sessions:  # fixed width: a header's size does not depend on the numbers
+        payload["sessions"] = [f"{session & 0xFFFF:04x}" for session in header.sessions]
     text = json.dumps(payload, separators=(",", ":"), ensure_ascii=True)
     return _seal(HEADER_TAG + b" " + text.encode("ascii"))
 
@@ -187,12 +197,23 @@ def _header_from(payload: Any) -> Header:
         raise RecordError("header's profile is not a table")
     if table is not None and not isinstance(table, str):
         raise RecordError("header's table is not a table id")
+    sessions = _sessions(payload.get("sessions", []))
     if _is_count(file) and _is_count(first) and isinstance(counters, dict):
         try:
-            return Header(file, first, checked_counters(counters), profile, table)
+            return Header(file, first, checked_counters(counters), profile, table,
+                          sessions=sessions)
         except ValueError as exc:
             raise RecordError(f"header: {exc}") from None
     raise RecordError("header lacks file, first_record or counters")
+
+
+def _sessions(value: Any) -> tuple[int, ...]:
+    """A header's device sessions; :class:`RecordError` unless a list of 4 hex digits each."""
+    if not isinstance(value, list) or len(value) > SESSIONS_KEPT:
+        raise RecordError(f"header's sessions are not a list of at most {SESSIONS_KEPT}")
+    if not all(isinstance(s, str) and _SESSION.fullmatch(s.encode()) for s in value):
+        raise RecordError("header's sessions are not sessions in 4 hex digits")
+    return tuple(int(s, 16) for s in value)
 
 
 def checked_counters(counters: Mapping[str, Any]) -> Counters:

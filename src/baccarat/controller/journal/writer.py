@@ -67,6 +67,7 @@ from baccarat.controller.journal.reader import (
     scan,
 )
 from baccarat.controller.journal.records import (
+    SESSIONS_KEPT,
     Counters,
     Header,
     Record,
@@ -82,9 +83,10 @@ if TYPE_CHECKING:
 
 LOCK_NAME = ".lock"
 PROBE_NAME = ".write-probe"
-PROBE_SIZE = 4096
-"""Bytes :meth:`Journal.prove_writable` writes: a page, room for a new file's header and
-its first records."""
+PROBE_SIZE = 8192
+"""Bytes :meth:`Journal.prove_writable` writes: two pages, room for a new file's header
+(about 7.8 kB at most with a built-in profile, 7.2 kB of them the 1,024 device sessions
+it may carry) and its first records."""
 DEFAULT_RETENTION = 200
 
 _ANY_NAME = re.compile(r"shoe-(\d{6,})\.journal(\..*)?")
@@ -188,6 +190,7 @@ class Journal:
         self._last: Record | None = None
         self._size = 0
         self._failed: str | None = None
+        self._sessions: dict[int, None] = {}  # the device sessions seen, oldest first
 
     @classmethod
     def from_config(
@@ -264,6 +267,25 @@ class Journal:
         return self._path
 
     @property
+    def device_sessions(self) -> list[int]:
+        """Every device session the journal's records name, oldest first.
+
+        The newest :data:`~baccarat.controller.journal.records.SESSIONS_KEPT`, those of
+        deleted files too: each file's header carries those seen up to its first record.
+        """
+        return list(self._sessions)
+
+    def _note_session(self, inp: Input) -> None:
+        session = inp.device_session
+        if session is None:
+            return
+        session = int(session) & 0xFFFF
+        self._sessions.pop(session, None)
+        self._sessions[session] = None
+        while len(self._sessions) > SESSIONS_KEPT:
+            del self._sessions[next(iter(self._sessions))]
+
+    @property
     def next_record(self) -> int:
         """The number the next appended record will have."""
         return self._next_record
@@ -287,6 +309,7 @@ class Journal:
             self._append_line(self._fd, line, number)
         self._next_record = number + 1
         self._last = (number, inp)
+        self._note_session(inp)
         return number
 
     def rotate(self, counters: Mapping[str, int], inp: Input) -> Path | None:
@@ -317,7 +340,9 @@ class Journal:
 
     def _begin_file(self, counters: Counters, number: int, record: bytes) -> Path:
         file_no = self._file_no + 1
-        header = encode_header(Header(file_no, number, counters, self.profile, self.table))
+        header = encode_header(Header(
+            file_no, number, counters, self.profile, self.table, sessions=tuple(self._sessions)
+        ))
         path = self.folder / file_name(file_no)
         fd = self._create(path, header + record)
         self._close_file()
@@ -483,6 +508,9 @@ class Journal:
         return replace(problem, saved_to=aside)
 
     def _resume(self, found: JournalFile, header: Header) -> None:
+        self._sessions = dict.fromkeys(header.sessions)
+        for _, inp in found.records:
+            self._note_session(inp)
         self._fd = os.open(found.path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
         self._path, self._size = found.path, found.good_end
         self._next_record = header.first_record + len(found.records)

@@ -1,0 +1,231 @@
+"""The relay: a table's (or a floor broker's) MQTT messages into the cluster's stream.
+
+It subscribes to ``{prefix}/{table}/+`` (``+`` for every table of a floor broker) at QoS 1
+with a persistent MQTT 5 session and manual acks, as the recorder does
+(:mod:`baccarat.floor.recorder`), and publishes each message to JetStream on its subject
+(:func:`baccarat.floor.cluster.subject`) with ``Nats-Msg-Id = {table}:{seq}``. The MQTT
+message is acknowledged only once the stream has acknowledged it (stored on a majority
+of the nodes). A node that dies mid-burst: the publishes waiting for it fail or time out
+and are sent again (the client is already on another node), and the stream drops any
+it had already stored by their id; a relay that dies: the broker delivers again what it
+had not acknowledged, and the stream drops what it had (within its duplicate window;
+after it, the recorder's store drops it by its key). So nothing is lost and nothing is
+stored twice.
+
+Bounds: at most :data:`RECEIVE_MAXIMUM` messages in hand (the MQTT receive maximum; the
+broker keeps the rest in the session's queue), every publish retried with the package's
+backoff, the first failure of a run logged as a warning and the stream's refusals (full,
+a body over its size) as errors, with counts. What is not a table's message (a topic of
+another shape, or a table id that cannot be a subject) is acknowledged and counted, never
+published: the cluster's accounts would refuse it anyway.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import contextlib
+import logging
+import signal
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Final
+
+import nats.errors
+import nats.js.errors
+from nats.js import JetStreamContext
+
+from baccarat.backoff import Backoff
+from baccarat.floor.cluster import (
+    ClusterAddress,
+    connect,
+    sequence_id,
+    stream_name,
+    subject,
+)
+from baccarat.floor.recorder import BrokerAddress
+from baccarat.mqtt import MqttClient, MqttError, RefusedError
+
+log = logging.getLogger(__name__)
+
+RECEIVE_MAXIMUM: Final = 1000
+"""MQTT messages in hand at most (delivered, not yet acknowledged)."""
+BATCH_MAX: Final = 500
+"""Messages published together (then each acknowledged as its JetStream ack comes)."""
+PUBLISH_TIMEOUT: Final = 2.0
+"""Seconds to wait for the stream's ack before sending the message again."""
+SESSION_EXPIRY: Final = 7 * 24 * 3600
+RETRY_FIRST: Final = 0.05
+RETRY_CAP: Final = 1.0
+
+
+@dataclass
+class RelayCounters:
+    received: int = 0
+    published: int = 0
+    duplicates: int = 0
+    """Published and found already in the stream (sent again after a failure)."""
+    retries: int = 0
+    skipped: int = 0
+    """Acknowledged and not published: not a table's message, or no subject for it."""
+    refused: int = 0
+    """Refused by the stream for good (too large): acknowledged, logged, not published."""
+    by_table: collections.Counter[str] = field(default_factory=collections.Counter)
+
+
+class Relay:
+    """MQTT (a table broker or the floor broker) -> the cluster's stream, acking after it."""
+
+    def __init__(self, broker: BrokerAddress, cluster: ClusterAddress, *,
+                 prefix: str = "baccarat", table: str = "+") -> None:
+        self.broker = broker
+        self.cluster = cluster
+        self.prefix = prefix
+        self.table = table
+        self.counters = RelayCounters()
+        self.connected = asyncio.Event()
+        self._stream = stream_name(prefix)
+        self._arrived: collections.deque[tuple[MqttClient, object]] = collections.deque()
+        self._wake = asyncio.Event()
+        self._failing_since: float | None = None
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Relay until ``stop`` is set."""
+        client = await connect(self.cluster)
+        js = client.jetstream(timeout=PUBLISH_TIMEOUT)
+        tasks = [asyncio.create_task(self._listen(), name="relay-mqtt"),
+                 asyncio.create_task(self._forward(js), name="relay-cluster")]
+        stopping = asyncio.create_task(stop.wait())
+        try:
+            done, _ = await asyncio.wait([stopping, *tasks], return_when=asyncio.FIRST_COMPLETED)
+            for task in done - {stopping}:
+                task.result()  # a task of ours that ended raises here
+        finally:
+            for task in [stopping, *tasks]:
+                task.cancel()
+            await asyncio.gather(stopping, *tasks, return_exceptions=True)
+            with contextlib.suppress(Exception):
+                await client.close()
+
+    async def _listen(self) -> None:
+        backoff = Backoff(first=1.0, cap=5.0)
+        where = f"{self.broker.host}:{self.broker.port}"
+        topic = f"{self.prefix}/{self.table}/+"
+        while True:
+            try:
+                async with MqttClient(
+                    self.broker.host, self.broker.port, client_id=self.broker.client_id,
+                    keepalive=self.broker.keepalive, username=self.broker.username,
+                    password=self.broker.password, clean_start=False,
+                    session_expiry=SESSION_EXPIRY, receive_maximum=RECEIVE_MAXIMUM,
+                    manual_ack=True,
+                ) as mqtt:
+                    backoff.reset()
+                    try:
+                        await mqtt.subscribe(topic, qos=1, retained="if_new")
+                    except RefusedError as exc:
+                        log.error("%s: relaying only what the session's earlier"  # noqa: TRY400
+                                  " subscription gives", exc)
+                    log.info("relaying %s from %s to stream %s", topic, where, self._stream)
+                    self.connected.set()
+                    async for message in mqtt.messages():
+                        self._arrived.append((mqtt, message))
+                        self._wake.set()
+            except (MqttError, OSError) as exc:
+                if backoff.failures == 0:
+                    log.warning("broker %s: %s (reconnecting)", where, exc)
+            finally:
+                self.connected.clear()
+            await asyncio.sleep(backoff.next_delay())
+
+    async def _forward(self, js: JetStreamContext) -> None:
+        arrived = self._arrived
+        while True:
+            if not arrived:
+                self._wake.clear()
+                await self._wake.wait()
+                continue
+            batch = [arrived.popleft() for _ in range(min(BATCH_MAX, len(arrived)))]
+            await asyncio.gather(*(self._relay(js, mqtt, message) for mqtt, message in batch))
+
+    async def _relay(self, js: JetStreamContext, mqtt: MqttClient, message: object) -> None:
+        """Publish one message until the stream has it (or refuses it for good), then ack."""
+        from baccarat.mqtt import Received
+
+        assert isinstance(message, Received)
+        self.counters.received += 1
+        name = subject(message.topic, self.prefix)
+        if name is None:
+            self.counters.skipped += 1
+            mqtt.ack(message.mid, message.qos)
+            return
+        table = message.topic.split("/")[-2]
+        msg_id = sequence_id(table, message.payload)
+        headers = {"Nats-Msg-Id": msg_id} if msg_id is not None else None
+        backoff = Backoff(first=RETRY_FIRST, cap=RETRY_CAP)
+        while True:
+            try:
+                ack = await js.publish(name, message.payload, timeout=PUBLISH_TIMEOUT,
+                                       stream=self._stream, headers=headers)
+            except nats.js.errors.BadRequestError as exc:  # too large, or no such subject
+                self.counters.refused += 1
+                log.error("the stream refused %s (%d bytes): %s; acknowledged, not relayed",  # noqa: TRY400
+                          name, len(message.payload), exc)
+                break
+            except (nats.errors.Error, nats.js.errors.Error) as exc:
+                self.counters.retries += 1
+                if self._failing_since is None:
+                    self._failing_since = time.monotonic()
+                    log.warning("the cluster did not take %s: %s (sending again; nothing is"
+                                " acknowledged to the broker until it does)", name, exc)
+                await asyncio.sleep(backoff.next_delay())
+                continue
+            if self._failing_since is not None:
+                log.warning("the cluster takes messages again after %.1f s",
+                            time.monotonic() - self._failing_since)
+                self._failing_since = None
+            self.counters.published += 1
+            self.counters.duplicates += bool(ack.duplicate)
+            self.counters.by_table[table] += 1
+            break
+        mqtt.ack(message.mid, message.qos)  # the broker's session, if it is still this one
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m baccarat.floor.relay``: one relay until SIGTERM."""
+    parser = argparse.ArgumentParser(prog="relay", description=__doc__.split("\n")[0])
+    parser.add_argument("--broker", default="127.0.0.1:1883", help="HOST:PORT of the MQTT broker")
+    parser.add_argument("--username")
+    parser.add_argument("--password")
+    parser.add_argument("--client-id", default="baccarat-relay")
+    parser.add_argument("--table", default="+", help="one table's id, or + for every table")
+    parser.add_argument("--prefix", default="baccarat")
+    parser.add_argument("--servers", required=True,
+                        help="the cluster's nodes, comma-separated nats:// URLs")
+    parser.add_argument("--user", help="the relay's account on the cluster")
+    parser.add_argument("--nats-password")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    host, _, port = args.broker.rpartition(":")
+    relay = Relay(
+        BrokerAddress(host, int(port), args.username, args.password, args.client_id),
+        ClusterAddress(tuple(args.servers.split(",")), args.user, args.nats_password,
+                       f"relay-{args.table}"),
+        prefix=args.prefix, table=args.table,
+    )
+
+    async def run() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        await relay.run(stop)
+
+    asyncio.run(run())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -65,8 +65,11 @@ DUPLICATE_WINDOW: Final = 300.0
 REPLICAS: Final = 3
 CONSUMER: Final = "recorder"
 """The recorder's durable consumer (every recorder of the floor binds it)."""
-ACK_WAIT: Final = 30.0
-"""Seconds a delivered message may wait for its ack before it is delivered again."""
+ACK_WAIT: Final = 4.0
+"""Seconds a delivered message may wait for its ack before it is delivered again: also how
+long messages sent to a recorder through a node that died on the way wait to come again
+(the consumer counts them delivered). A batch commits well within it; one that does not
+is delivered again and dropped by the store as duplicates."""
 MAX_ACK_PENDING: Final = 5000
 """Messages delivered and not acknowledged at most (the consumer's backpressure)."""
 FETCH: Final = 500
@@ -273,9 +276,12 @@ class ClusterRecorder(Recorder):
                      client.connected_url)
             failing = False
             while True:
+                if len(self._arrived) + len(self._pending) >= FETCH or not self.database_up:
+                    await asyncio.sleep(0.01)  # in hand enough: no more until it is stored
+                    continue
                 try:
                     messages = await subscription.fetch(FETCH, timeout=FETCH_WAIT)
-                except nats.errors.TimeoutError:
+                except (nats.errors.TimeoutError, TimeoutError):
                     continue  # nothing new: ask again
                 except (nats.errors.Error, nats.js.errors.Error) as exc:
                     self.fetch_failures += 1
@@ -292,7 +298,7 @@ class ClusterRecorder(Recorder):
         finally:
             self.connected.clear()
             with contextlib.suppress(Exception):
-                await client.drain()
+                await client.close()
 
     async def record(self, batch: list[Delivery]) -> None:
         """The recorder's, the watch's findings left in the store (no broker to tell)."""

@@ -9,9 +9,8 @@ as a subject's tokens are split on dots). Every sequenced body goes in with
 ``Nats-Msg-Id = {table}:{seq}``, so the stream keeps it once however often the relay sends
 it within :data:`DUPLICATE_WINDOW`.
 
-The stream's limits (:func:`stream_config`): facts are kept :data:`MAX_AGE` (a week, the
-recorder's MQTT session expiry: the longest recorder outage the floor rides out; after it,
-the recorder's database is the record, and the tables' journals behind it) and at most
+The stream's limits (:func:`stream_config`): facts are kept :data:`MAX_AGE` (a day; after
+it the recorder's database is the record, and the tables' journals behind it) and at most
 ``max_bytes`` (:data:`MAX_BYTES` by default) with ``discard: new``: a full stream refuses
 new messages rather than dropping unrecorded ones; the relays then keep them unacknowledged
 on the table brokers and say so. One body is at most :data:`MAX_MSG_SIZE`.
@@ -53,11 +52,13 @@ from baccarat.floor.store import Received, Store
 
 log = logging.getLogger(__name__)
 
-MAX_AGE: Final = 7 * 24 * 3600.0
-"""Seconds the stream keeps a message (the recorder's MQTT session expiry)."""
-MAX_BYTES: Final = 64 * 1024**3
-"""Bytes the stream keeps at most on each node (R3: every node has a copy): about 14 days
-of 200 tables at bench/floor_cluster.py's measured bytes per table-hour; discard new."""
+MAX_AGE: Final = 24 * 3600.0
+"""Seconds the stream keeps a message: a day, after which the recorder's database (and
+behind it each table's journal) is the record."""
+MAX_BYTES: Final = 100 * 1024**3
+"""Bytes the stream keeps at most on each node (R3: every node has a copy), discard new:
+a table publishes about 15 MB an hour (bench/README.md, floor traffic: 4.2 kB/s a table,
+the roads bodies whole), so 28 hours of 200 tables, 11 hours of 600."""
 MAX_MSG_SIZE: Final = 1024 * 1024
 """The largest body the stream takes (the servers' max_payload)."""
 DUPLICATE_WINDOW: Final = 300.0
@@ -73,7 +74,8 @@ is delivered again and dropped by the store as duplicates."""
 MAX_ACK_PENDING: Final = 5000
 """Messages delivered and not acknowledged at most (the consumer's backpressure)."""
 FETCH: Final = 500
-"""Messages asked for at a time (the recorder's batch)."""
+"""Messages asked for at a time (the recorder's batch); one batch waits while one is stored,
+so a recorder holds at most two."""
 FETCH_WAIT: Final = 1.0
 """Seconds a fetch waits for messages before it asks again."""
 RECONNECT_WAIT: Final = 0.05
@@ -276,8 +278,8 @@ class ClusterRecorder(Recorder):
                      client.connected_url)
             failing = False
             while True:
-                if len(self._arrived) + len(self._pending) >= FETCH or not self.database_up:
-                    await asyncio.sleep(0.01)  # in hand enough: no more until it is stored
+                if len(self._arrived) >= FETCH or not self.database_up:
+                    await asyncio.sleep(0.01)  # the next batch in hand: no more until it goes
                     continue
                 try:
                     messages = await subscription.fetch(FETCH, timeout=FETCH_WAIT)

@@ -14,8 +14,10 @@ stored twice.
 
 Bounds: at most :data:`RECEIVE_MAXIMUM` messages in hand (the MQTT receive maximum; the
 broker keeps the rest in the session's queue), every publish retried with the package's
-backoff, the first failure of a run logged as a warning and the stream's refusals (full,
-a body over its size) as errors, with counts. What is not a table's message (a topic of
+backoff (whatever the cluster answers: no leader yet, the stream full, no answer), the
+first failure of a run logged as a warning; a body over the stream's largest
+(:data:`~baccarat.floor.cluster.MAX_MSG_SIZE`) is logged as an error, counted and
+acknowledged, as the stream would refuse it for ever. What is not a table's message (a topic of
 another shape, or a table id that cannot be a subject) is acknowledged and counted, never
 published: the cluster's accounts would refuse it anyway.
 """
@@ -30,8 +32,9 @@ import logging
 import signal
 import sys
 import time
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, TypeVar
 
 import nats.errors
 import nats.js.errors
@@ -39,6 +42,7 @@ from nats.js import JetStreamContext
 
 from baccarat.backoff import Backoff
 from baccarat.floor.cluster import (
+    MAX_MSG_SIZE,
     ClusterAddress,
     connect,
     sequence_id,
@@ -49,13 +53,15 @@ from baccarat.floor.recorder import BrokerAddress
 from baccarat.mqtt import MqttClient, MqttError, RefusedError
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 RECEIVE_MAXIMUM: Final = 1000
 """MQTT messages in hand at most (delivered, not yet acknowledged)."""
-BATCH_MAX: Final = 500
-"""Messages published together (then each acknowledged as its JetStream ack comes)."""
+IN_FLIGHT: Final = 1000
+"""Publishes awaiting the stream's ack at most (the MQTT receive maximum bounds it too)."""
 PUBLISH_TIMEOUT: Final = 2.0
-"""Seconds to wait for the stream's ack before sending the message again."""
+"""Seconds to wait for the stream's ack before sending the message again (at once if the
+connection is lost meanwhile)."""
 SESSION_EXPIRY: Final = 7 * 24 * 3600
 RETRY_FIRST: Final = 0.05
 RETRY_CAP: Final = 1.0
@@ -71,7 +77,7 @@ class RelayCounters:
     skipped: int = 0
     """Acknowledged and not published: not a table's message, or no subject for it."""
     refused: int = 0
-    """Refused by the stream for good (too large): acknowledged, logged, not published."""
+    """Over the stream's largest body: acknowledged, logged, not published."""
     by_table: collections.Counter[str] = field(default_factory=collections.Counter)
 
 
@@ -90,10 +96,17 @@ class Relay:
         self._arrived: collections.deque[tuple[MqttClient, object]] = collections.deque()
         self._wake = asyncio.Event()
         self._failing_since: float | None = None
+        self._lost = asyncio.Event()
+        """Set when the cluster connection is lost (then replaced): what waited for an ack
+        through the dead node is sent again without waiting for PUBLISH_TIMEOUT."""
 
     async def run(self, stop: asyncio.Event) -> None:
         """Relay until ``stop`` is set."""
-        client = await connect(self.cluster)
+        async def disconnected() -> None:
+            self._lost.set()  # every publish waiting for an ack is sent again at once
+            self._lost = asyncio.Event()
+
+        client = await connect(self.cluster, disconnected_cb=disconnected)
         js = client.jetstream(timeout=PUBLISH_TIMEOUT)
         tasks = [asyncio.create_task(self._listen(), name="relay-mqtt"),
                  asyncio.create_task(self._forward(js), name="relay-cluster")]
@@ -141,14 +154,30 @@ class Relay:
             await asyncio.sleep(backoff.next_delay())
 
     async def _forward(self, js: JetStreamContext) -> None:
+        """Each message published as it comes, up to IN_FLIGHT awaiting their acks at once.
+
+        Each is acknowledged to the broker when its own ack comes (PUBACKs need no order),
+        so one waiting through an election holds up no other beyond the bound.
+        """
         arrived = self._arrived
+        room = asyncio.Semaphore(IN_FLIGHT)
+        running: set[asyncio.Task[None]] = set()
         while True:
             if not arrived:
                 self._wake.clear()
                 await self._wake.wait()
                 continue
-            batch = [arrived.popleft() for _ in range(min(BATCH_MAX, len(arrived)))]
-            await asyncio.gather(*(self._relay(js, mqtt, message) for mqtt, message in batch))
+            await room.acquire()
+            mqtt, message = arrived.popleft()
+            task = asyncio.create_task(self._relay(js, mqtt, message))
+            running.add(task)
+
+            def finished(done: asyncio.Task[None]) -> None:
+                room.release()
+                running.discard(done)
+                _failed(done)
+
+            task.add_done_callback(finished)
 
     async def _relay(self, js: JetStreamContext, mqtt: MqttClient, message: object) -> None:
         """Publish one message until the stream has it (or refuses it for good), then ack."""
@@ -162,24 +191,29 @@ class Relay:
             mqtt.ack(message.mid, message.qos)
             return
         table = message.topic.split("/")[-2]
+        if len(message.payload) > MAX_MSG_SIZE:  # the stream would refuse it for ever
+            self.counters.refused += 1
+            log.error("%s: a body of %d bytes, over the stream's %d: acknowledged, not relayed",
+                      name, len(message.payload), MAX_MSG_SIZE)
+            mqtt.ack(message.mid, message.qos)
+            return
         msg_id = sequence_id(table, message.payload)
         headers = {"Nats-Msg-Id": msg_id} if msg_id is not None else None
         backoff = Backoff(first=RETRY_FIRST, cap=RETRY_CAP)
         while True:
+            lost = self._lost
             try:
-                ack = await js.publish(name, message.payload, timeout=PUBLISH_TIMEOUT,
-                                       stream=self._stream, headers=headers)
-            except nats.js.errors.BadRequestError as exc:  # too large, or no such subject
-                self.counters.refused += 1
-                log.error("the stream refused %s (%d bytes): %s; acknowledged, not relayed",  # noqa: TRY400
-                          name, len(message.payload), exc)
-                break
+                ack = await _unless(lost, js.publish(
+                    name, message.payload, timeout=PUBLISH_TIMEOUT, stream=self._stream,
+                    headers=headers,
+                ))
             except (nats.errors.Error, nats.js.errors.Error) as exc:
                 self.counters.retries += 1
                 if self._failing_since is None:
                     self._failing_since = time.monotonic()
                     log.warning("the cluster did not take %s: %s (sending again; nothing is"
-                                " acknowledged to the broker until it does)", name, exc)
+                                " acknowledged to the broker until it does; a full stream"
+                                " waits for its oldest to age out)", name, exc)
                 await asyncio.sleep(backoff.next_delay())
                 continue
             if self._failing_since is not None:
@@ -191,6 +225,28 @@ class Relay:
             self.counters.by_table[table] += 1
             break
         mqtt.ack(message.mid, message.qos)  # the broker's session, if it is still this one
+
+
+def _failed(task: asyncio.Task[None]) -> None:
+    """A relaying task that failed (a fault of ours) is logged; its message is not acked."""
+    if not task.cancelled() and task.exception() is not None:
+        log.error("relaying a message failed", exc_info=task.exception())
+
+
+async def _unless(lost: asyncio.Event, publish: Awaitable[T]) -> T:
+    """The publish's ack, or ConnectionClosedError as soon as ``lost`` is set."""
+    task = asyncio.ensure_future(publish)
+    waiting = asyncio.create_task(lost.wait())
+    try:
+        await asyncio.wait([task, waiting], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        waiting.cancel()
+    if not task.done():
+        task.cancel()
+        with contextlib.suppress(BaseException):
+            await task
+        raise nats.errors.ConnectionClosedError
+    return task.result()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -90,14 +90,57 @@ def stream_messages(urls: list[str]) -> int:
     return asyncio.run(ask())
 
 
+def start_relay(folder: Path, port: int, cluster: LocalCluster,
+                processes: list[subprocess.Popen[bytes]]) -> None:
+    """The relay (``python -m baccarat.floor.relay``) from the floor broker to the cluster."""
+    relay_log = folder / "relay.log"
+    relay = subprocess.Popen(
+        [sys.executable, "-m", "baccarat.floor.relay", "--broker", f"127.0.0.1:{port}",
+         "--servers", ",".join(cluster.urls), "--user", "relay-floor",
+         "--nats-password", PASSWORD, "--client-id", "relay-floor"],
+        stdout=relay_log.open("wb"), stderr=subprocess.STDOUT,
+    )
+    processes.append(relay)
+    wait_log(relay_log, "relaying", relay, 120)
+
+
+def start_bridge(folder: Path, port: int, cluster: LocalCluster) -> subprocess.Popen[bytes]:
+    """A floor mosquitto bridged to the nodes' MQTT listeners.
+
+    MQTT 3.1.1 (nats-server 2.9's), QoS 1, a persistent session; the first node that
+    answers, the next in turn when it fails.
+    """
+    addresses = " ".join(f"127.0.0.1:{node.mqtt_port}" for node in cluster.nodes)
+    config = folder / "mosquitto.conf"
+    lines = [
+        "per_listener_settings false", f"listener {port} 127.0.0.1", "allow_anonymous true",
+        "persistence true", f"persistence_location {folder}/", "max_queued_messages 1000000",
+        "max_inflight_messages 1000", "log_dest stderr", "log_type error", "log_type warning",
+        "log_type notice",
+        "connection floor-cluster", f"address {addresses}", "round_robin false",
+        "remote_username relay-floor", f"remote_password {PASSWORD}",
+        "remote_clientid bridge-floor", "bridge_protocol_version mqttv311",
+        "cleansession false", "topic baccarat/+/+ out 1", "restart_timeout 1",
+        "keepalive_interval 5", "notifications false",
+    ]
+    if os.geteuid() == 0:
+        lines.append("user root")
+    config.write_text("\n".join(lines) + "\n")
+    return subprocess.Popen(
+        ["/usr/sbin/mosquitto", "-c", str(config)],
+        stdout=subprocess.DEVNULL, stderr=(folder / "mosquitto.log").open("wb"),
+    )
+
+
 def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
     groups = inputs(capture(1))
     db = str(folder / "floor.db")
     (folder / "password").write_text(PASSWORD)
-    cluster = LocalCluster(folder / "cluster", max_file_store="4GB")
+    bridge = args.via == "bridge"
+    cluster = LocalCluster(folder / "cluster", max_file_store="4GB", mqtt=bridge)
     cluster.start()
     port = free_port()
-    broker = start_broker(folder, port)
+    broker = start_bridge(folder, port, cluster) if bridge else start_broker(folder, port)
     processes: list[subprocess.Popen[bytes]] = []
     try:
         recorder_log = folder / "recorder.log"
@@ -109,15 +152,11 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
         )
         processes.append(recorder)
         wait_log(recorder_log, "recording stream", recorder, 120)
-        relay_log = folder / "relay.log"
-        relay = subprocess.Popen(
-            [sys.executable, "-m", "baccarat.floor.relay", "--broker", f"127.0.0.1:{port}",
-             "--servers", ",".join(cluster.urls), "--user", "relay-floor",
-             "--nats-password", PASSWORD, "--client-id", "relay-floor"],
-            stdout=relay_log.open("wb"), stderr=subprocess.STDOUT,
-        )
-        processes.append(relay)
-        wait_log(relay_log, "relaying", relay, 120)
+        if bridge:
+            wait_log(folder / "mosquitto.log", "Connecting bridge", broker, 30)
+            time.sleep(2)
+        else:
+            start_relay(folder, port, cluster, processes)
 
         offer = Offer(port, args.tables, groups)
         started = time.time()
@@ -172,7 +211,7 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
             "p99_ms": round(percentile(latencies, 0.99), 1) if latencies else None,
             "p99_steady_ms": round(percentile(quiet, 0.99), 1) if quiet else None,
             "kills": [{k: v for k, v in kill.items() if k != "at"} for kill in kills],
-            "seconds": args.seconds, "load": round(os.getloadavg()[0], 2),
+            "via": args.via, "seconds": args.seconds, "load": round(os.getloadavg()[0], 2),
         }
     finally:
         for process in processes:
@@ -209,6 +248,9 @@ def main() -> int:
     parser.add_argument("--down", type=float, default=5.0,
                         help="seconds a killed node stays down")
     parser.add_argument("--victim", choices=("leader", "follower"), default="leader")
+    parser.add_argument("--via", choices=("relay", "bridge"), default="relay",
+                        help="into the cluster by our relay, or by the floor mosquitto's"
+                        " bridge to nats-server's MQTT listener (the comparison)")
     parser.add_argument("--json", action="store_true", help="one JSON line")
     parser.add_argument("--keep", type=Path, help="keep the run's folder here (logs, database)")
     args = parser.parse_args()

@@ -42,10 +42,15 @@ def _spawn(args: list[str], log: Path) -> subprocess.Popen[bytes]:
 async def _wait_for(log: Path, text: str, process: subprocess.Popen[bytes],
                     within: float = 30.0) -> None:
     deadline = time.monotonic() + within
-    while text not in log.read_text(errors="replace"):
-        assert process.poll() is None, log.read_text()
-        assert time.monotonic() < deadline, f"no {text!r} in {log}:\n{log.read_text()}"
+    while text not in (said := _read(log)):
+        assert process.poll() is None, said
+        assert time.monotonic() < deadline, f"no {text!r} in {log}:\n{said}"
         await asyncio.sleep(0.1)
+
+
+def _read(log: Path) -> str:
+    """A process's log so far (small files: read on the loop)."""
+    return log.read_text(errors="replace")
 
 
 class Floor:

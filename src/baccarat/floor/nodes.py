@@ -122,6 +122,7 @@ class Node:
     cluster_port: int
     http_port: int
     websocket_port: int
+    mqtt_port: int
     process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
     @property
@@ -138,11 +139,15 @@ class Node:
 
 
 class LocalCluster:
-    """Three nats-server processes with JetStream on loopback, in ``folder``."""
+    """Three nats-server processes with JetStream on loopback, in ``folder``.
+
+    ``mqtt``: each node has nats-server's MQTT listener too (``Node.mqtt_port``), for the
+    bench's comparison of the relay with a mosquitto bridge (bench/floor_cluster.py).
+    """
 
     def __init__(self, folder: Path, *, tables: list[str] | None = None,
                  operators: list[str] | None = None, prefix: str = "baccarat",
-                 max_file_store: str = "2GB") -> None:
+                 max_file_store: str = "2GB", mqtt: bool = False) -> None:
         self.folder = Path(folder)
         self.prefix = prefix
         self.tables = list(tables or [])
@@ -150,10 +155,11 @@ class LocalCluster:
         self.max_file_store = max_file_store
         self.preexec: Callable[[], None] | None = None
         """Run in each node's process before exec (the tests' PR_SET_PDEATHSIG)."""
-        ports = _free_ports(4 * NODES)
+        self.mqtt = mqtt
+        ports = _free_ports(5 * NODES)
         self.nodes = [
-            Node(i, self.folder / f"n{i + 1}", ports[4 * i], ports[4 * i + 1], ports[4 * i + 2],
-                 ports[4 * i + 3]) for i in range(NODES)
+            Node(i, self.folder / f"n{i + 1}", ports[5 * i], ports[5 * i + 1], ports[5 * i + 2],
+                 ports[5 * i + 3], ports[5 * i + 4]) for i in range(NODES)
         ]
 
     @property
@@ -183,6 +189,8 @@ class LocalCluster:
             f"cluster {{ name: {CLUSTER_NAME}, listen: {HOST}:{node.cluster_port},"
             f" routes: {json.dumps(routes)} }}",
             f"websocket {{ listen: {json.dumps(f'{HOST}:{node.websocket_port}')}, no_tls: true }}",
+            *([f"mqtt {{ listen: {json.dumps(f'{HOST}:{node.mqtt_port}')} }}"]
+              if self.mqtt else []),
             f"accounts: {json.dumps(accounts, indent=1)}",
             "system_account: SYS",
             "",

@@ -46,6 +46,7 @@ import nats.js.errors
 from nats.aio.client import Client as NatsClient
 from nats.js import JetStreamContext, api
 
+from baccarat.backoff import Backoff
 from baccarat.errors import BaccaratError
 from baccarat.floor.recorder import BrokerAddress, Delivery, Recorder
 from baccarat.floor.store import Received, Store
@@ -266,8 +267,21 @@ class ClusterRecorder(Recorder):
         """The shuffle watch's findings: in the store, not announced."""
 
     async def _listen(self) -> None:
-        """Bind the durable consumer and fetch for ever; every failure is waited out."""
-        client = await connect(self.cluster)
+        """Bind the durable consumer and fetch for ever; every failure is waited out.
+
+        A cluster that cannot be reached at all at the start is tried again with the
+        package's backoff (its first failure a warning), as the MQTT source does.
+        """
+        backoff = Backoff(first=1.0, cap=5.0)
+        while True:
+            try:
+                client = await connect(self.cluster)
+            except ClusterError as exc:
+                if backoff.failures == 0:
+                    log.warning("%s (trying again)", exc)
+                await asyncio.sleep(backoff.next_delay())
+                continue
+            break
         try:
             js = client.jetstream(timeout=5)
             await ensure_stream(js, self.stream)

@@ -44,6 +44,7 @@ from baccarat.backoff import Backoff
 from baccarat.floor.cluster import (
     MAX_MSG_SIZE,
     ClusterAddress,
+    ClusterError,
     connect,
     sequence_id,
     stream_name,
@@ -279,7 +280,11 @@ def main(argv: list[str] | None = None) -> int:
             loop.add_signal_handler(sig, stop.set)
         await relay.run(stop)
 
-    asyncio.run(run())
+    try:
+        asyncio.run(run())
+    except ClusterError as exc:  # systemd starts it again (Restart=always)
+        print(f"relay: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 

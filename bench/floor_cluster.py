@@ -10,7 +10,8 @@ card a second, a real table's pace), with fresh ``seq`` and ``ts``.
 After ``--warmup`` seconds, K nodes are killed in turn, evenly over ``--seconds``, each
 brought back ``--down`` seconds later (before the next): the stream's leader each time
 (the worst case: the stream waits for a Raft election), or a follower if the leader is
-the node that last came back (``--victim follower``: always a follower). At the end, once
+the node that last came back (``--victim follower``: a node that leads neither the stream
+nor the recorder's consumer where there is one; each kill says what its node led). At the end, once
 the relay has caught up, one JSON line (``--json``; else a few readable lines):
 
 - ``tables``, ``events`` (messages offered), ``stored`` (of them in the database),
@@ -168,8 +169,12 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
         for n in range(args.kill):
             time.sleep(max(0.0, started + args.warmup + gap * (n + 1) - time.time()))
             leader = cluster.stream_leader("BACCARAT")
+            consumer = cluster.stream_leader("BACCARAT", "recorder")
             victim = leader
-            if victim is None or victim == last or args.victim == "follower":
+            if args.victim == "follower":  # leads neither the stream nor the consumer
+                spare = [i for i in range(3) if i not in (leader, consumer, last)]
+                victim = spare[0] if spare else None
+            if victim is None or victim == last:
                 victim = next(i for i in range(3) if i not in (leader, last))
             at = time.time()
             cluster.kill(victim)
@@ -179,6 +184,7 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
             if failover is None:  # nothing through the others while it was down
                 failover = first_after(db, at, 60)
             kills.append({"node": cluster.nodes[victim].name, "leader": victim == leader,
+                          "consumer_leader": victim == consumer,
                           "at": at, "failover_s": failover})
             last = victim
         time.sleep(max(0.0, started + args.warmup + args.seconds - time.time()))

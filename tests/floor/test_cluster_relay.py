@@ -143,3 +143,47 @@ async def test_a_recorder_started_before_the_cluster_waits_for_it(tmp_path: Path
         await asyncio.gather(running, return_exceptions=True)
         store.close()
         cluster.close()
+
+
+async def test_the_recorder_keeps_its_consumer_led_from_the_stream_leaders_node(
+    tmp_path: Path,
+) -> None:
+    from baccarat.floor.cluster import ClusterRecorder
+    from baccarat.floor.store import open_store
+
+    cluster = start_cluster(tmp_path / "cluster")
+    store = open_store(str(tmp_path / "floor.db"))
+    address = ClusterAddress(tuple(cluster.urls), "recorder", PASSWORD)
+    recorder = ClusterRecorder(address, store, stream_max_bytes=TEST_BYTES)
+    stop = asyncio.Event()
+    running = asyncio.create_task(recorder.run(stop))
+    admin = await connect(address)
+    try:
+        await asyncio.wait_for(recorder.connected.wait(), 30)
+
+        def leaders() -> tuple[int | None, int | None]:
+            return (cluster.stream_leader("BACCARAT"),
+                    cluster.stream_leader("BACCARAT", "recorder"))
+
+        for _ in range(20):  # move the consumer's lead away from the stream's
+            stream, consumer = await asyncio.to_thread(leaders)
+            if None not in (stream, consumer) and stream != consumer:
+                break
+            await admin.request("$JS.API.CONSUMER.LEADER.STEPDOWN.BACCARAT.recorder", b"",
+                                timeout=5)
+            await asyncio.sleep(1.0)
+        else:
+            raise AssertionError("the consumer's lead could not be moved away")
+        for _ in range(60):
+            stream, consumer = await asyncio.to_thread(leaders)
+            if stream is not None and stream == consumer:
+                break
+            await asyncio.sleep(0.5)
+        assert stream == consumer
+        assert recorder.stepdowns >= 1
+    finally:
+        await admin.close()
+        stop.set()
+        await asyncio.gather(running, return_exceptions=True)
+        store.close()
+        cluster.close()

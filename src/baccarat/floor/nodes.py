@@ -309,14 +309,21 @@ class LocalCluster:
                 return str(leader)
         return None
 
-    def stream_leader(self, stream: str) -> int | None:
-        """The index of the node that leads ``stream`` now, or None."""
+    def stream_leader(self, stream: str, consumer: str | None = None) -> int | None:
+        """The index of the node that leads ``stream`` (or its ``consumer``) now, or None."""
         for node in self.nodes:
-            page = self.jsz(node.index, "?accounts=true&streams=true")
+            page = self.jsz(node.index, "?accounts=true&streams=true&consumers=true")
             for account in (page or {}).get("account_details") or []:
                 for info in account.get("stream_detail") or []:
-                    leader = (info.get("cluster") or {}).get("leader")
-                    if info.get("name") == stream and leader:
+                    if info.get("name") != stream:
+                        continue
+                    group = info
+                    if consumer is not None:
+                        found = [c for c in info.get("consumer_detail") or []
+                                 if c.get("name") == consumer]
+                        group = found[0] if found else {}
+                    leader = (group.get("cluster") or {}).get("leader")
+                    if leader:
                         return next((n.index for n in self.nodes if n.name == leader), None)
         return None
 

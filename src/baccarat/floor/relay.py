@@ -34,6 +34,7 @@ import sys
 import time
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Final, TypeVar
 
 import nats.errors
@@ -262,8 +263,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--servers", required=True,
                         help="the cluster's nodes, comma-separated nats:// URLs")
     parser.add_argument("--user", help="the relay's account on the cluster")
-    parser.add_argument("--nats-password")
+    parser.add_argument("--nats-password", help="(visible to ps: prefer --nats-password-file)")
+    parser.add_argument("--nats-password-file", type=Path,
+                        help="a file holding the relay's cluster password")
     args = parser.parse_args(argv)
+    if args.nats_password_file is not None:
+        try:
+            args.nats_password = args.nats_password_file.read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            print(f"relay: {args.nats_password_file}: {exc.strerror}", file=sys.stderr)
+            return 2
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     host, _, port = args.broker.rpartition(":")
     relay = Relay(

@@ -1,6 +1,8 @@
 """``baccarat record --broker HOST[:PORT] --db URL [--metrics-port N]``: the floor recorder.
 
-See :mod:`baccarat.floor.recorder`; its metrics: :mod:`baccarat.floor.metrics`.
+See :mod:`baccarat.floor.recorder`; its metrics: :mod:`baccarat.floor.metrics`. With
+``--cluster nats://A,nats://B,nats://C`` it records the NATS JetStream cluster's stream
+instead of a broker (:mod:`baccarat.floor.cluster`, docs/cluster.md).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 from baccarat import logs
 from baccarat.boards.feed import parse_broker
 from baccarat.cli.common import add_log_arguments
+from baccarat.floor.cluster import MAX_BYTES, ClusterAddress, ClusterRecorder
 from baccarat.floor.metrics import RecorderMetrics
 from baccarat.floor.recorder import BrokerAddress, Recorder, RecorderFailedError
 from baccarat.floor.shuffle import DAY, FloorShuffle
@@ -61,6 +64,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--stall-timeout", type=float, default=STALL_TIMEOUT, metavar="S",
         help="seconds the broker may deliver nothing, the recorder's probe due back, before"
         f" the recorder reconnects ({STALL_TIMEOUT:.0f}; 0: no watchdog)",
+    )
+    parser.add_argument(
+        "--cluster", metavar="URLS",
+        help="record the NATS JetStream cluster (its nodes' nats:// URLs, comma-separated)"
+        " instead of the MQTT broker (docs/cluster.md)",
+    )
+    parser.add_argument("--cluster-user", default="recorder",
+                        help="the recorder's account on the cluster (password: --password-file)")
+    parser.add_argument(
+        "--stream-bytes", type=int, default=MAX_BYTES, metavar="N",
+        help=f"the stream's size limit if the recorder makes it ({MAX_BYTES:,} bytes)",
     )
     add_log_arguments(parser)
 
@@ -108,8 +122,12 @@ def run(args: argparse.Namespace) -> int:
             watch = FloorShuffle(store, prefix=args.prefix, hours=args.shuffle_hours,
                                  shoes=args.shuffle_shoes)
             watch.load(time.time())
+        cluster = None if args.cluster is None else ClusterAddress(
+            tuple(args.cluster.split(",")), args.cluster_user, password, args.client_id)
+        stream_bytes = args.stream_bytes
         asyncio.run(_record(broker, store, args.prefix, metrics, watch,
-                            stall_timeout=args.stall_timeout))
+                            stall_timeout=args.stall_timeout, cluster=cluster,
+                            stream_bytes=stream_bytes))
     except StoreError as exc:  # the day's cards could not be read
         print(f"baccarat record: {exc}", file=sys.stderr)
         return 2
@@ -123,7 +141,8 @@ def run(args: argparse.Namespace) -> int:
 
 async def _record(
     broker: BrokerAddress, store: Store, prefix: str, metrics: tuple[str, int] | None,
-    watch: FloorShuffle | None, *, stall_timeout: float,
+    watch: FloorShuffle | None, *, stall_timeout: float, cluster: ClusterAddress | None = None,
+    stream_bytes: int = MAX_BYTES,
 ) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -131,7 +150,9 @@ async def _record(
         loop.add_signal_handler(signum, stop.set)
     recorder = Recorder(broker, store, prefix=prefix,
                         watch=watch.stored if watch is not None else None,
-                        stall_timeout=stall_timeout)
+                        stall_timeout=stall_timeout) if cluster is None else ClusterRecorder(
+        cluster, store, prefix=prefix, watch=watch.stored if watch is not None else None,
+        stream_max_bytes=stream_bytes)
     serving = None
     if metrics is not None:
         page = RecorderMetrics(recorder).page

@@ -147,6 +147,11 @@ class Delivery:
     """The connection that delivered it, the only one that may acknowledge it."""
     probe: bool = False
     """The watchdog's probe: acknowledged in its turn, but no table's message (no lag)."""
+    acknowledge: Callable[[], Awaitable[None]] | None = field(
+        default=None, compare=False, repr=False
+    )
+    """Another source's ack (the cluster's, :mod:`baccarat.floor.cluster`), sent after the
+    batch's commit like a PUBACK."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -355,10 +360,17 @@ class Recorder:
             if not batch:
                 continue
             await self.record(batch)
+            others = []
             for delivery in batch:
                 if delivery.connection is not None:
                     delivery.connection.ack(delivery.mid, delivery.qos)
+                elif delivery.acknowledge is not None:
+                    others.append(delivery.acknowledge())
             batch.clear()
+            if others:  # an ack that fails is delivered again, and dropped as a duplicate
+                for failed in await asyncio.gather(*others, return_exceptions=True):
+                    if isinstance(failed, Exception):
+                        log.debug("an ack was not sent: %s", failed)
 
     async def record(self, batch: list[Delivery]) -> None:
         """Store or quarantine every message of the batch, waiting for the database."""

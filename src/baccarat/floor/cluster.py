@@ -50,6 +50,7 @@ from baccarat.backoff import Backoff
 from baccarat.errors import BaccaratError
 from baccarat.floor.recorder import BrokerAddress, Delivery, Recorder
 from baccarat.floor.store import Received, Store
+from baccarat.reconnect import Lost, Reconnector
 
 log = logging.getLogger(__name__)
 
@@ -276,16 +277,13 @@ class ClusterRecorder(Recorder):
         A cluster that cannot be reached at all at the start is tried again with the
         package's backoff (its first failure a warning), as the MQTT source does.
         """
-        backoff = Backoff(first=1.0, cap=5.0)
-        while True:
-            try:
-                client = await connect(self.cluster)
-            except ClusterError as exc:
-                if backoff.failures == 0:
-                    log.warning("%s (trying again)", exc)
-                await asyncio.sleep(backoff.next_delay())
-                continue
-            break
+        def lost(lost: Lost) -> None:
+            if lost.first:
+                log.warning("%s (trying again)", lost.reason)
+
+        client = await Reconnector(
+            connect, backoff=Backoff(first=1.0, cap=5.0), errors=(ClusterError,), on_lost=lost,
+        ).until_done(self.cluster)
         follow: asyncio.Task[None] | None = None
         try:
             js = client.jetstream(timeout=5)

@@ -35,7 +35,7 @@ import time
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final, TypeVar
+from typing import Any, Final, TypeVar
 
 import nats.errors
 import nats.js.errors
@@ -52,7 +52,8 @@ from baccarat.floor.cluster import (
     subject,
 )
 from baccarat.floor.recorder import BrokerAddress
-from baccarat.mqtt import MqttClient, MqttError, RefusedError
+from baccarat.mqtt import BrokerRefusedError, LinkError, MqttClient, MqttSettings
+from baccarat.reconnect import Lost, Reconnector
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -125,22 +126,23 @@ class Relay:
                 await client.close()
 
     async def _listen(self) -> None:
-        backoff = Backoff(first=1.0, cap=5.0)
+        """Connect, subscribe and take every message; reconnect with the backoff, for ever."""
         where = f"{self.broker.host}:{self.broker.port}"
         topic = f"{self.prefix}/{self.table}/+"
-        while True:
+
+        async def attempt() -> None:
             try:
-                async with MqttClient(
+                async with MqttClient(MqttSettings(
                     self.broker.host, self.broker.port, client_id=self.broker.client_id,
                     keepalive=self.broker.keepalive, username=self.broker.username,
                     password=self.broker.password, clean_start=False,
                     session_expiry=SESSION_EXPIRY, receive_maximum=RECEIVE_MAXIMUM,
                     manual_ack=True,
-                ) as mqtt:
-                    backoff.reset()
+                )) as mqtt:
+                    link.connected()
                     try:
                         await mqtt.subscribe(topic, qos=1, retained="if_new")
-                    except RefusedError as exc:
+                    except BrokerRefusedError as exc:
                         log.error("%s: relaying only what the session's earlier"  # noqa: TRY400
                                   " subscription gives", exc)
                     log.info("relaying %s from %s to stream %s", topic, where, self._stream)
@@ -148,12 +150,16 @@ class Relay:
                     async for message in mqtt.messages():
                         self._arrived.append((mqtt, message))
                         self._wake.set()
-            except (MqttError, OSError) as exc:
-                if backoff.failures == 0:
-                    log.warning("broker %s: %s (reconnecting)", where, exc)
             finally:
                 self.connected.clear()
-            await asyncio.sleep(backoff.next_delay())
+
+        def lost(lost: Lost) -> None:
+            if lost.first:
+                log.warning("broker %s: %s (reconnecting)", where, lost.reason)
+
+        link = Reconnector(attempt, backoff=Backoff(first=1.0, cap=5.0),
+                           errors=(LinkError, OSError), on_lost=lost)
+        await link.run()
 
     async def _forward(self, js: JetStreamContext) -> None:
         """Each message published as it comes, up to IN_FLIGHT awaiting their acks at once.
@@ -201,31 +207,31 @@ class Relay:
             return
         msg_id = sequence_id(table, message.payload)
         headers = {"Nats-Msg-Id": msg_id} if msg_id is not None else None
-        backoff = Backoff(first=RETRY_FIRST, cap=RETRY_CAP)
-        while True:
-            lost = self._lost
-            try:
-                ack = await _unless(lost, js.publish(
-                    name, message.payload, timeout=PUBLISH_TIMEOUT, stream=self._stream,
-                    headers=headers,
-                ))
-            except (nats.errors.Error, nats.js.errors.Error) as exc:
-                self.counters.retries += 1
-                if self._failing_since is None:
-                    self._failing_since = time.monotonic()
-                    log.warning("the cluster did not take %s: %s (sending again; nothing is"
-                                " acknowledged to the broker until it does; a full stream"
-                                " waits for its oldest to age out)", name, exc)
-                await asyncio.sleep(backoff.next_delay())
-                continue
-            if self._failing_since is not None:
-                log.warning("the cluster takes messages again after %.1f s",
-                            time.monotonic() - self._failing_since)
-                self._failing_since = None
-            self.counters.published += 1
-            self.counters.duplicates += bool(ack.duplicate)
-            self.counters.by_table[table] += 1
-            break
+        async def publish() -> Any:
+            return await _unless(self._lost, js.publish(
+                name, message.payload, timeout=PUBLISH_TIMEOUT, stream=self._stream,
+                headers=headers,
+            ))
+
+        def refused(lost: Lost) -> None:
+            self.counters.retries += 1
+            if self._failing_since is None:
+                self._failing_since = time.monotonic()
+                log.warning("the cluster did not take %s: %s (sending again; nothing is"
+                            " acknowledged to the broker until it does; a full stream"
+                            " waits for its oldest to age out)", name, lost.reason)
+
+        ack = await Reconnector(
+            publish, backoff=Backoff(first=RETRY_FIRST, cap=RETRY_CAP),
+            errors=(nats.errors.Error, nats.js.errors.Error), on_lost=refused,
+        ).until_done()
+        if self._failing_since is not None:
+            log.warning("the cluster takes messages again after %.1f s",
+                        time.monotonic() - self._failing_since)
+            self._failing_since = None
+        self.counters.published += 1
+        self.counters.duplicates += bool(ack.duplicate)
+        self.counters.by_table[table] += 1
         mqtt.ack(message.mid, message.qos)  # the broker's session, if it is still this one
 
 

@@ -17,8 +17,9 @@ import pytest
 
 from baccarat.boards.web_server import page_config
 from baccarat.controller.engine import alarms
-from baccarat.messages.bodies import AlarmKind, Correction
+from baccarat.messages.bodies import Correction
 from baccarat.pit.server import PitServer
+from baccarat.rules.alarm_kinds import AlarmKind
 from boards.chromium_cdp import Chromium
 from boards.web_pages import in_chromium
 

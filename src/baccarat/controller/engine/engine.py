@@ -56,7 +56,6 @@ from baccarat.controller.engine.state import RECALL_ROUNDS, Alarm, Round, Shoe, 
 from baccarat.errors import BaccaratError
 from baccarat.messages.bodies import (
     AlarmClearedMessage,
-    AlarmKind,
     AlarmMessage,
     AlarmsMessage,
     CardMessage,
@@ -70,6 +69,7 @@ from baccarat.messages.bodies import (
     ShoeMessage,
     VoidMessage,
 )
+from baccarat.rules.alarm_kinds import AlarmKind
 from baccarat.rules.edge import Bet
 from baccarat.rules.profiles import Profile
 from baccarat.rules.tableau import Position, Winner
@@ -1199,7 +1199,7 @@ class Engine:
     @property
     def publish_refused(self) -> bool:
         """A ``publish_refused`` alarm is open (the broker refused the table's messages)."""
-        return "publish_refused" in self._lasting
+        return alarms.RECOVERS["publish_accepted"] in self._lasting  # the report it ends
 
 
 def _listed(open_alarms: list[Alarm]) -> str:

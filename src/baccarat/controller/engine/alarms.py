@@ -40,6 +40,14 @@ RECOVERS: Final[dict[DeviceReportKind, DeviceReportKind]] = {
 if not {*DEVICE_ALARM, *RECOVERS} <= set(get_args(DeviceReportKind)):  # pragma: no cover
     raise ImportError("alarm_kinds: a row names a device report that inputs.py does not know")
 
+MISSING_CARD: Final = "missing_card"
+CARD_BEFORE_OPEN: Final = "card_before_open"
+OPEN_IN_ROUND: Final = "open_in_round"
+BURN_INCOMPLETE: Final = "burn_incomplete"
+BURN_SKIPPED: Final = "burn_skipped"
+"""The kinds that more than one room of the engine raises or looks for (a room that alone
+deals with a kind writes it where it raises it)."""
+
 LISTED_AT_MOST: Final = 3
 """Alarms, or cards, that a text names before it says "and N more"."""
 

@@ -7,6 +7,7 @@ refuses an object that is no input.
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import pytest
@@ -65,3 +66,17 @@ def test_docs_show_the_registry_as_it_is() -> None:
 def test_an_object_that_is_no_input_is_refused_with_a_type_error() -> None:
     with pytest.raises(TypeError, match="not an engine input"):
         Engine(load_profile("macau")).feed(inputs.Input())  # the base: no handler
+
+
+def test_the_engines_modules_and_classes_stay_small() -> None:
+    """No module of the engine over 600 lines, no class over 400 (it was one of 1,087)."""
+    package = Path(__file__).resolve().parents[3] / "src/baccarat/controller/engine"
+    too_long = []
+    for path in sorted(package.glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if len(text.splitlines()) > 600:
+            too_long.append(path.name)
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.ClassDef) and (node.end_lineno or 0) - node.lineno >= 400:
+                too_long.append(f"{path.name}: {node.name}")
+    assert too_long == []

@@ -446,11 +446,12 @@ class EngineCore:
             """Defined in :mod:`baccarat.controller.engine.dealing`."""
 
 
-def _listed(open_alarms: list[Alarm]) -> str:
+def listed_alarms(open_alarms: list[Alarm]) -> str:
+    """Alarms as a refusal names them: ``#4 extra_card (2 cards)``."""
     return alarms.listed([(a.id, a.kind, len(a.cards)) for a in open_alarms])
 
 
-def _settled_by(open_alarms: list[Alarm]) -> str:
+def settling_corrections(open_alarms: list[Alarm]) -> str:
     """The corrections that settle these alarms: ``declare or void``."""
     corrections = dict.fromkeys(c for a in open_alarms for c in a.corrections)
     return " or ".join(corrections)

@@ -8,7 +8,12 @@ from __future__ import annotations
 
 from baccarat.cards import Card
 from baccarat.controller.engine import alarms
-from baccarat.controller.engine.core import EngineCore, RefusedError, _listed, _settled_by
+from baccarat.controller.engine.core import (
+    EngineCore,
+    RefusedError,
+    listed_alarms,
+    settling_corrections,
+)
 from baccarat.controller.engine.handlers import handles
 from baccarat.controller.engine.inputs import (
     Exposed,
@@ -152,7 +157,8 @@ class RoundsRoom(EngineCore):
             raise RefusedError(
                 f"round {rnd.number} is not closed"
                 + (
-                    f": settle alarm {_listed(rnd.alarms)} first ({_settled_by(rnd.alarms)})"
+                    f": settle alarm {listed_alarms(rnd.alarms)} first "
+                    f"({settling_corrections(rnd.alarms)})"
                     if rnd.alarms
                     else ""
                 )

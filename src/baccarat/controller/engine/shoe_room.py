@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from baccarat.cards import RANKS
 from baccarat.controller.engine import alarms
-from baccarat.controller.engine.core import EngineCore, RefusedError, _listed
+from baccarat.controller.engine.core import EngineCore, RefusedError, listed_alarms
 from baccarat.controller.engine.handlers import handles
 from baccarat.controller.engine.inputs import (
     Advantage,
@@ -62,7 +62,7 @@ class ShoeRoom(EngineCore):
         """Why a new shoe cannot start now, or ``None``."""
         rnd = self._open_round()
         if rnd is not None:
-            waiting = f" with open alarm {_listed(rnd.alarms)}" if rnd.alarms else ""
+            waiting = f" with open alarm {listed_alarms(rnd.alarms)}" if rnd.alarms else ""
             return f"round {rnd.number} is in progress{waiting}: finish or void it first"
         decks = inp.decks or self.profile.decks
         if not 1 <= decks <= 12:
@@ -72,7 +72,7 @@ class ShoeRoom(EngineCore):
         if shoe is not None and held:
             return (
                 f"shoe {shoe.number} holds a card aside: settle alarm "
-                f"{_listed(held)} first (accept_as_burn)"
+                f"{listed_alarms(held)} first (accept_as_burn)"
             )
         return None
 

@@ -38,22 +38,24 @@ def inside(code: CodeType, *, package: bool) -> bool:
     return package or path.rsplit("/", 1)[1] in CLASS_MODULES
 
 
-def traced(action: Callable[[], Any], *, package: bool) -> tuple[int, int]:
-    """(leaves, calls inside) while ``action`` runs."""
-    counts = [0, 0]
+def traced(action: Callable[[], Any], *, package: bool) -> tuple[int, int, int]:
+    """(leaves, calls inside, entries from outside) while ``action`` runs."""
+    counts = [0, 0, 0]
 
     def profile(frame: FrameType, event: str, arg: object) -> None:
         if event != "call" or frame.f_back is None:
             return
         if inside(frame.f_back.f_code, package=package):
             counts[0 if not inside(frame.f_code, package=package) else 1] += 1
+        elif inside(frame.f_code, package=package):
+            counts[2] += 1
 
     sys.setprofile(profile)
     try:
         action()
     finally:
         sys.setprofile(None)
-    return counts[0], counts[1]
+    return counts[0], counts[1], counts[2]
 
 
 def measure() -> None:
@@ -84,7 +86,7 @@ def measure() -> None:
                 for message in engine.feed(fed).messages:
                     message.to_json()
 
-            leaves, within = traced(step, package=package)
+            leaves, within, _entries = traced(step, package=package)
             bound = "package" if package else "class"
             print(f"  {name:<22} engine's {bound:<7}: leaves {leaves:3d}, inside {within:3d}")
 
@@ -95,6 +97,43 @@ def measure() -> None:
     one("the round's last card", last)
     first = next(inp for inp in shoe[1:] if isinstance(inp, DrawCard))
     one("a foreign card", last + 1, first)
+    daemon(shoe, last)
+
+
+def daemon(shoe: list[Any], last: int) -> None:
+    """The whole path in the daemon: the device's event to the message in the outbox.
+
+    ``Table.on_device_event`` (the input made, journaled, fed, its messages serialised and
+    queued, the device told, the edge and the shuffle checks) for the round's last card;
+    *entries* count the calls from outside into the engine.
+    """
+    import tempfile
+
+    from baccarat.controller.config import Config, JournalConfig
+    from baccarat.controller.engine.inputs import DrawCard
+    from baccarat.controller.table import Table
+    from baccarat.drivers.events import CardDrawn
+
+    for package in (False, True):
+        with tempfile.TemporaryDirectory() as folder:
+            config = Config(
+                table="T1", profile="macau",
+                journal=JournalConfig(folder=folder, fsync=False),  # the calls, not the disk
+            )
+            table = Table(config)
+            table.recover()
+            for inp in shoe[:last]:
+                table.handle(inp)
+            card = shoe[last]
+            assert isinstance(card, DrawCard)
+            assert card.card is not None
+            event = CardDrawn(card.card)
+            leaves, within, entries = traced(
+                lambda: table.on_device_event(event), package=package  # noqa: B023
+            )
+        bound = "package" if package else "class"
+        print(f"  {'daemon: last card':<22} engine's {bound:<7}: leaves {leaves:3d}, "
+              f"inside {within:3d}, entries {entries:3d}, out and back {leaves + entries:3d}")
 
 
 def main() -> int:

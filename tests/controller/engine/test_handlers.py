@@ -45,6 +45,7 @@ def test_every_command_is_the_handler_of_the_input_it_makes() -> None:
 def test_the_arguments_are_the_inputs_own_fields() -> None:
     assert by_name()["void"].arguments == ("reason", "confirm")
     assert by_name()["declare"].arguments == ("winner",)
+    assert by_name()["declare"].schema == {"winner": "Winner"}
     assert by_name()["open"].arguments == ()
 
 

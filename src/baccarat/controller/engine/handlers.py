@@ -42,6 +42,13 @@ class Handler:
         """The input's own fields: the arguments of the command or the notation."""
         return tuple(f.name for f in fields(self.input) if f.name not in COMMON_FIELDS)
 
+    @property
+    def schema(self) -> dict[str, str]:
+        """Each argument's type, as the input declares it (``winner``: ``Winner``)."""
+        return {
+            f.name: str(f.type) for f in fields(self.input) if f.name not in COMMON_FIELDS
+        }
+
 
 HANDLERS: Final[dict[type[Input], Handler]] = {}
 """Every input type's handler, in the order the rooms register them."""
@@ -69,7 +76,10 @@ def handler_table() -> list[str]:
     """The registry as a Markdown table (docs/design.md shows it)."""
     rows = ["| input | room | arguments | what it does |", "|---|---|---|---|"]
     for handler in sorted(HANDLERS.values(), key=lambda h: (h.room, h.name)):
-        arguments = ", ".join(f"`{a}`" for a in handler.arguments) or "none"
+        schema = handler.schema
+        arguments = ", ".join(
+            f"`{a}: {t}`".replace("|", "\\|") for a, t in schema.items()  # a table's cell
+        ) or "none"
         rows.append(
             f"| `{handler.name}` | {handler.room} | {arguments} | {handler.description} |"
         )

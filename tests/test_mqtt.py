@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import ssl
+from typing import Any
 
 import aiomqtt
 import pytest
@@ -18,8 +19,9 @@ from paho.mqtt.properties import Properties
 
 from baccarat.mqtt import (
     ConnectRefusedError,
+    LinkError,
     MqttClient,
-    MqttError,
+    MqttSettings,
     PublishRefusedError,
     Received,
     Will,
@@ -33,10 +35,15 @@ ACL = (
 )
 
 
+def connect(host: str, port: int, **settings: Any) -> MqttClient:
+    """A client of ``MqttSettings(host, port, **settings)``."""
+    return MqttClient(MqttSettings(host, port, **settings))
+
+
 def client(broker: Mosquitto, **options: object) -> MqttClient:
     settings: dict[str, object] = {"client_id": "baccarat-T1", "username": "table",
                                    "password": "t-secret", **options}
-    return MqttClient(broker.host, broker.port, **settings)  # type: ignore[arg-type]
+    return connect(broker.host, broker.port, **settings)
 
 
 async def test_a_refused_publish_raises_with_its_reason_code(
@@ -64,15 +71,15 @@ async def test_under_mqtt_3_1_1_the_broker_cannot_say_no(
 
 async def test_a_refused_connection_is_an_mqtt_error(mosquitto_factory: MosquittoFactory) -> None:
     broker = mosquitto_factory(anonymous=False, users=USERS)
-    with pytest.raises(MqttError, match=r"Not authorized|Bad user name or password"):
+    with pytest.raises(LinkError, match=r"Not authorized|Bad user name or password"):
         async with client(broker, password="wrong"):
             pass
 
 
 async def test_no_broker_is_an_mqtt_error(mosquitto: Mosquitto) -> None:
     mosquitto.stop()
-    with pytest.raises(MqttError, match="cannot connect"):
-        async with MqttClient(mosquitto.host, mosquitto.port, client_id="t"):
+    with pytest.raises(LinkError, match="cannot connect"):
+        async with connect(mosquitto.host, mosquitto.port, client_id="t"):
             pass
 
 
@@ -81,7 +88,7 @@ async def test_messages_carry_topic_payload_retain_and_response_topic(
 ) -> None:
     async with mosquitto.client() as pit:
         await pit.publish("baccarat/T1/cmd/open", b"kept", qos=1, retain=True)
-    async with MqttClient(mosquitto.host, mosquitto.port, client_id="table") as mqtt:
+    async with connect(mosquitto.host, mosquitto.port, client_id="table") as mqtt:
         await mqtt.subscribe("baccarat/T1/cmd/+")
         async with mosquitto.client(protocol=aiomqtt.ProtocolVersion.V5) as pit:
             properties = Properties(PacketTypes.PUBLISH)
@@ -101,13 +108,13 @@ async def test_messages_carry_topic_payload_retain_and_response_topic(
 
 
 async def test_a_silent_broker_is_noticed_by_keepalive(mosquitto: Mosquitto) -> None:
-    async with MqttClient(mosquitto.host, mosquitto.port, client_id="t", keepalive=2) as mqtt:
+    async with connect(mosquitto.host, mosquitto.port, client_id="t", keepalive=2) as mqtt:
         await mqtt.subscribe("baccarat/T1/cmd/+")
         mosquitto.pause()  # alive, silent: no PINGRESP
         try:
-            with pytest.raises(MqttError, match="connection lost"):
+            with pytest.raises(LinkError, match="connection lost"):
                 await asyncio.wait_for(_drain(mqtt), 20)
-            with pytest.raises(MqttError, match="connection lost"):
+            with pytest.raises(LinkError, match="connection lost"):
                 await mqtt.publish("baccarat/T1/card", b"after")
         finally:
             mosquitto.resume()
@@ -119,21 +126,21 @@ async def _drain(mqtt: MqttClient) -> None:
 
 
 async def test_a_broker_gone_fails_a_waiting_publish(mosquitto: Mosquitto) -> None:
-    async with MqttClient(mosquitto.host, mosquitto.port, client_id="t") as mqtt:
+    async with connect(mosquitto.host, mosquitto.port, client_id="t") as mqtt:
         mosquitto.pause()
         waiting = asyncio.create_task(mqtt.publish("baccarat/T1/card", b"no PUBACK"))
         await asyncio.sleep(0.2)
         mosquitto.kill()  # the socket closes under the waiting publish
-        with pytest.raises(MqttError, match="connection lost"):
+        with pytest.raises(LinkError, match="connection lost"):
             async with asyncio.timeout(10):
                 await waiting
 
 
 async def test_a_clean_close_sends_no_will(mosquitto: Mosquitto) -> None:
     will = Will("baccarat/T1/status", b"offline", retain=True)
-    async with MqttClient(mosquitto.host, mosquitto.port, client_id="table", will=will):
+    async with connect(mosquitto.host, mosquitto.port, client_id="table", will=will):
         pass
-    async with MqttClient(mosquitto.host, mosquitto.port, client_id="reader") as reader:
+    async with connect(mosquitto.host, mosquitto.port, client_id="reader") as reader:
         await reader.subscribe("baccarat/T1/status")
         with pytest.raises(TimeoutError):
             async with asyncio.timeout(1.0):
@@ -143,7 +150,7 @@ async def test_a_clean_close_sends_no_will(mosquitto: Mosquitto) -> None:
 async def test_tls_with_the_brokers_ca(mosquitto_factory: MosquittoFactory) -> None:
     broker = mosquitto_factory(tls=True)
     context = ssl.create_default_context(cafile=str(broker.ca_file))
-    async with MqttClient(broker.host, broker.tls_port, client_id="t",
+    async with connect(broker.host, broker.tls_port, client_id="t",
                           tls_context=context) as mqtt:
         await mqtt.publish("baccarat/T1/card", b"over TLS")
 
@@ -168,18 +175,18 @@ async def _take(mqtt: MqttClient, count: int) -> list[Received]:
 async def test_only_what_is_acknowledged_by_hand_is_not_delivered_again(
     mosquitto: Mosquitto,
 ) -> None:
-    async with MqttClient(mosquitto.host, mosquitto.port, **SESSION) as first:  # type: ignore[arg-type]
+    async with connect(mosquitto.host, mosquitto.port, **SESSION) as first:
         assert not first.session_present
         await first.subscribe("floor/#", qos=1)
-        async with MqttClient(mosquitto.host, mosquitto.port, client_id="table") as table:
+        async with connect(mosquitto.host, mosquitto.port, client_id="table") as table:
             await table.publish("floor/a", b"stored")
             await table.publish("floor/b", b"not stored")
         stored, unstored = await _take(first, 2)
         assert first.ack(stored.mid, stored.qos)
     assert not first.ack(unstored.mid, unstored.qos)  # closed: nothing goes
-    async with MqttClient(mosquitto.host, mosquitto.port, **SESSION) as again:  # type: ignore[arg-type]
+    async with connect(mosquitto.host, mosquitto.port, **SESSION) as again:
         assert again.session_present
-        async with MqttClient(mosquitto.host, mosquitto.port, client_id="table") as table:
+        async with connect(mosquitto.host, mosquitto.port, client_id="table") as table:
             await table.publish("floor/c", b"after")
         got = await _take(again, 2)
     assert [(m.topic, m.payload) for m in got] == [
@@ -191,10 +198,10 @@ async def test_only_what_is_acknowledged_by_hand_is_not_delivered_again(
 async def test_the_receive_maximum_holds_the_broker_until_a_message_is_acknowledged(
     mosquitto: Mosquitto,
 ) -> None:
-    async with MqttClient(mosquitto.host, mosquitto.port, client_id="r", receive_maximum=2,
+    async with connect(mosquitto.host, mosquitto.port, client_id="r", receive_maximum=2,
                           manual_ack=True) as reader:
         await reader.subscribe("floor/#", qos=1)
-        async with MqttClient(mosquitto.host, mosquitto.port, client_id="table") as table:
+        async with connect(mosquitto.host, mosquitto.port, client_id="table") as table:
             for n in range(3):
                 await table.publish("floor/card", b"%d" % n)
         first, second = await _take(reader, 2)
@@ -209,13 +216,13 @@ async def test_the_receive_maximum_holds_the_broker_until_a_message_is_acknowled
 async def test_a_resumed_subscription_can_leave_the_retained_messages_out(
     mosquitto: Mosquitto,
 ) -> None:
-    async with MqttClient(mosquitto.host, mosquitto.port, client_id="table") as table:
+    async with connect(mosquitto.host, mosquitto.port, client_id="table") as table:
         await table.publish("floor/shoe", b"retained", retain=True)
     seen = []
     for live in (b"first", b"second"):  # a new session, then the same one resumed
-        async with MqttClient(mosquitto.host, mosquitto.port, **SESSION) as reader:  # type: ignore[arg-type]
+        async with connect(mosquitto.host, mosquitto.port, **SESSION) as reader:
             await reader.subscribe("floor/#", qos=1, retained="if_new")
-            async with MqttClient(mosquitto.host, mosquitto.port, client_id="table") as table:
+            async with connect(mosquitto.host, mosquitto.port, client_id="table") as table:
                 await table.publish("floor/card", live)
             got = await _take(reader, 1 if reader.session_present else 2)
             if reader.session_present:  # as a contrast, "always" gets it again
@@ -233,7 +240,7 @@ async def test_over_websocket_a_refused_login_says_its_reason_code(
     broker = mosquitto_factory(anonymous=False, users=USERS, websockets=True)
 
     def over_websocket(username: str, password: str) -> MqttClient:
-        return MqttClient(broker.host, broker.websockets_port, client_id=username,
+        return connect(broker.host, broker.websockets_port, client_id=username,
                           username=username, password=password, websocket_path="/mqtt")
 
     with pytest.raises(ConnectRefusedError) as refused:
@@ -260,8 +267,18 @@ async def test_one_subscribe_for_several_topics_and_a_dropped_connection_says_wh
                 await table.publish(f"baccarat/T1/{kind}", kind.encode())
         got = await _take(board, 2)
         board.drop("stalled: nothing delivered")
-        with pytest.raises(MqttError, match="stalled: nothing delivered"):
+        with pytest.raises(LinkError, match="stalled: nothing delivered"):
             await anext(aiter(board.messages()))
-        with pytest.raises(MqttError, match="stalled"):
+        with pytest.raises(LinkError, match="stalled"):
             await board.publish("baccarat/T1/card", b"after the drop")
     assert [m.payload for m in got] == [b"card", b"result"]
+
+
+def test_the_settings_are_checked_once_and_never_show_the_password() -> None:
+    """One settings object, checked when made; its repr (a log line's) has no password."""
+    with pytest.raises(ValueError, match="MQTT 5 properties"):
+        MqttSettings("h", 1883, client_id="r", version="3.1.1", session_expiry=60)
+    settings = MqttSettings("h", 1883, client_id="r", username="table", password="t-secret")
+    assert "t-secret" not in repr(settings)
+    assert "username='table'" in repr(settings)
+    assert MqttClient(settings).settings is settings

@@ -12,7 +12,7 @@ What it adds to paho: :meth:`MqttClient.publish` returns when the broker acknowl
 the message (QoS 1), and raises :class:`PublishRefusedError` with the PUBACK's reason code
 when the broker refused it (MQTT 5; under 3.1.1 a broker cannot say so); a refused
 connection is a :class:`ConnectRefusedError` with the CONNACK's reason code; a lost
-connection is an :class:`MqttError` raised from every pending call and from the
+connection is a :class:`LinkError` raised from every pending call and from the
 :meth:`MqttClient.messages` iterator.
 
 One object is one connection: whoever reconnects makes a new one, waiting
@@ -32,7 +32,7 @@ import logging
 import socket
 import ssl
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from types import TracebackType
 from typing import Any, Final, Literal
 
@@ -70,10 +70,19 @@ _RETAIN_HANDLING: Final[dict[Retained, int]] = {
 
 
 class MqttError(BaccaratError):
+    """An error of the MQTT client: a lost link, or a request the broker refused.
+
+    The two kinds: :class:`LinkError` (the connection could not be made, or was lost;
+    whoever owns the connection makes a new one) and :class:`BrokerRefusedError` (the
+    broker answered with a failure reason code; the connection lives on).
+    """
+
+
+class LinkError(MqttError):
     """The connection could not be made, or it was lost."""
 
 
-class ConnectRefusedError(MqttError):
+class ConnectRefusedError(LinkError):
     """The broker's CONNACK refused the connection (bad login, not authorized, ...)."""
 
     def __init__(self, code: int, name: str) -> None:
@@ -82,7 +91,7 @@ class ConnectRefusedError(MqttError):
         self.name = name
 
 
-class RefusedError(BaccaratError):
+class BrokerRefusedError(MqttError):
     """The broker answered a request with a failure reason code (>= 0x80)."""
 
     def __init__(self, what: str, code: int, name: str) -> None:
@@ -91,7 +100,7 @@ class RefusedError(BaccaratError):
         self.name = name
 
 
-class PublishRefusedError(RefusedError):
+class PublishRefusedError(BrokerRefusedError):
     """The broker's PUBACK refused a message (for example 0x87 Not authorized by the ACL)."""
 
     def __init__(self, topic: str, code: int, name: str) -> None:
@@ -133,73 +142,92 @@ class _Pending:
     """The topic of a publish."""
 
 
-class MqttClient:
-    """One MQTT connection, used as ``async with MqttClient(...) as client``.
+@dataclass(frozen=True, slots=True)
+class MqttSettings:
+    """What one connection is: the broker, the login, and the CONNECT's fields.
 
     ``clean_start=False`` resumes the session the broker keeps for ``client_id``;
     ``session_expiry`` (seconds) and ``receive_maximum`` (messages delivered and not yet
-    acknowledged) are MQTT 5 CONNECT properties. ``manual_ack``: a QoS 1 message is
-    acknowledged only by :meth:`ack`. ``websocket_path``: MQTT over WebSocket at that path.
+    acknowledged) are MQTT 5 CONNECT properties (a ``ValueError`` under 3.1.1).
+    ``manual_ack``: a QoS 1 message is acknowledged only by :meth:`MqttClient.ack`.
+    ``max_inflight``: QoS 1 publishes waiting for their PUBACK at most (paho holds the
+    rest). ``connect_timeout``: seconds for the TCP/TLS connect and the CONNACK.
+    ``websocket_path``: MQTT over WebSocket at that path.
     """
 
-    def __init__(
-        self,
-        host: str,
-        port: int,
-        *,
-        client_id: str,
-        version: MqttVersion = "5",
-        keepalive: int = 60,
-        will: Will | None = None,
-        username: str | None = None,
-        password: str | None = None,
-        tls_context: ssl.SSLContext | None = None,
-        max_inflight: int = 20,
-        connect_timeout: float = 10.0,
-        clean_start: bool = True,
-        session_expiry: int | None = None,
-        receive_maximum: int | None = None,
-        manual_ack: bool = False,
-        websocket_path: str | None = None,
-    ) -> None:
-        self.host = host
-        self.port = port
-        self.keepalive = keepalive
-        self.connect_timeout = connect_timeout
-        self.clean_start = clean_start
+    host: str
+    port: int
+    _: KW_ONLY
+    client_id: str
+    version: MqttVersion = "5"
+    keepalive: int = 60
+    will: Will | None = None
+    username: str | None = None
+    password: str | None = field(default=None, repr=False)
+    tls_context: ssl.SSLContext | None = None
+    max_inflight: int = 20
+    connect_timeout: float = 10.0
+    clean_start: bool = True
+    session_expiry: int | None = None
+    receive_maximum: int | None = None
+    manual_ack: bool = False
+    websocket_path: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.version != "5" and (
+            self.session_expiry is not None or self.receive_maximum is not None
+        ):
+            raise ValueError("session expiry and receive maximum are MQTT 5 properties")
+
+    def connect_properties(self) -> Properties | None:
+        """The MQTT 5 CONNECT properties these settings ask for, or None."""
+        if self.session_expiry is None and self.receive_maximum is None:
+            return None
+        properties = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
+        if self.session_expiry is not None:
+            properties.SessionExpiryInterval = self.session_expiry
+        if self.receive_maximum is not None:
+            properties.ReceiveMaximum = self.receive_maximum
+        return properties
+
+
+def _paho_client(settings: MqttSettings) -> paho.Client:
+    """The paho client for ``settings``, its own reconnection off, callbacks not yet set."""
+    v5 = settings.version == "5"
+    client = paho.Client(
+        CallbackAPIVersion.VERSION2,
+        client_id=settings.client_id,
+        clean_session=None if v5 else settings.clean_start,
+        protocol=PROTOCOLS[settings.version],
+        transport="tcp" if settings.websocket_path is None else "websockets",
+        reconnect_on_failure=False,
+        manual_ack=settings.manual_ack,
+    )
+    client.enable_logger(log)
+    client.max_inflight_messages_set(settings.max_inflight)
+    client.connect_timeout = settings.connect_timeout
+    if settings.websocket_path is not None:
+        client.ws_set_options(path=settings.websocket_path)
+    if settings.username is not None:
+        client.username_pw_set(settings.username, settings.password)
+    if settings.will is not None:
+        will = settings.will
+        client.will_set(will.topic, will.payload, will.qos, will.retain)
+    if settings.tls_context is not None:
+        client.tls_set_context(settings.tls_context)
+    return client
+
+
+class MqttClient:
+    """One MQTT connection, used as ``async with MqttClient(settings) as client``."""
+
+    def __init__(self, settings: MqttSettings) -> None:
+        self.settings = settings
         self.session_present = False
         """Whether the broker resumed a session it kept (the CONNACK's flag)."""
-        v5 = version == "5"
-        if not v5 and (session_expiry is not None or receive_maximum is not None):
-            raise ValueError("session expiry and receive maximum are MQTT 5 properties")
-        self._properties: Properties | None = None
-        if session_expiry is not None or receive_maximum is not None:
-            self._properties = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
-            if session_expiry is not None:
-                self._properties.SessionExpiryInterval = session_expiry
-            if receive_maximum is not None:
-                self._properties.ReceiveMaximum = receive_maximum
-        self._v5 = v5
-        self._paho = paho.Client(
-            CallbackAPIVersion.VERSION2,
-            client_id=client_id,
-            clean_session=None if v5 else clean_start,
-            protocol=PROTOCOLS[version],
-            transport="tcp" if websocket_path is None else "websockets",
-            reconnect_on_failure=False,
-            manual_ack=manual_ack,
-        )
-        self._paho.enable_logger(log)
-        self._paho.max_inflight_messages_set(max_inflight)
-        self._paho.connect_timeout = connect_timeout
-        if websocket_path is not None:
-            self._paho.ws_set_options(path=websocket_path)
-        if username is not None:
-            self._paho.username_pw_set(username, password)
-        if will is not None:
-            self._paho.will_set(will.topic, will.payload, will.qos, will.retain)
-        if tls_context is not None:
-            self._paho.tls_set_context(tls_context)
+        self._properties = settings.connect_properties()
+        self._v5 = settings.version == "5"
+        self._paho = _paho_client(settings)
         self._paho.on_connect = self._on_connect
         self._paho.on_disconnect = self._on_disconnect
         self._paho.on_publish = self._on_publish
@@ -214,8 +242,8 @@ class MqttClient:
         self._attached = False  # reader and writer are on the event loop
         self._connack: asyncio.Future[None] | None = None
         self._pending: dict[int, _Pending] = {}
-        self._received: asyncio.Queue[Received | MqttError] = asyncio.Queue()
-        self._lost: MqttError | None = None
+        self._received: asyncio.Queue[Received | LinkError] = asyncio.Queue()
+        self._lost: LinkError | None = None
         self._closing = False
         self._closed = asyncio.Event()
         self._misc: asyncio.Task[None] | None = None
@@ -223,17 +251,17 @@ class MqttClient:
     # ---------------------------------------------------------------- connection
 
     async def __aenter__(self) -> MqttClient:
-        """Connect and wait for the broker's CONNACK; :class:`MqttError` if it fails."""
+        """Connect and wait for the broker's CONNACK; :class:`LinkError` if it fails."""
         self._loop = asyncio.get_running_loop()
         self._connack = self._loop.create_future()
         try:
-            async with asyncio.timeout(self.connect_timeout):
+            async with asyncio.timeout(self.settings.connect_timeout):
                 await asyncio.to_thread(self._connect)
                 self._attach()
                 await self._connack
         except TimeoutError:
             self._close_socket()
-            raise MqttError(f"no CONNACK within {self.connect_timeout:.0f} s") from None
+            raise LinkError(f"no CONNACK within {self.settings.connect_timeout:.0f} s") from None
         except BaseException:
             self._close_socket()
             raise
@@ -271,24 +299,29 @@ class MqttClient:
     def drop(self, reason: str) -> None:
         """Close the connection at once, without a DISCONNECT, as lost for ``reason``.
 
-        Every waiting call and the message iterator raise :class:`MqttError` with it.
+        Every waiting call and the message iterator raise :class:`LinkError` with it.
         """
         self._closing = True
-        self._lose(MqttError(reason))
+        self._lose(LinkError(reason))
         self._close_socket()
 
     def _connect(self) -> None:
         """Run paho's blocking connect (in a worker thread): socket, TLS, CONNECT queued."""
+        where = self.settings
         try:
             if self._v5:
-                rc = self._paho.connect(self.host, self.port, self.keepalive,
-                                        clean_start=self.clean_start, properties=self._properties)
+                rc = self._paho.connect(
+                    where.host, where.port, where.keepalive,
+                    clean_start=where.clean_start, properties=self._properties,
+                )
             else:
-                rc = self._paho.connect(self.host, self.port, self.keepalive)
+                rc = self._paho.connect(where.host, where.port, where.keepalive)
         except (OSError, ValueError) as exc:
-            raise MqttError(f"cannot connect to {self.host}:{self.port}: {exc}") from exc
+            raise LinkError(f"cannot connect to {where.host}:{where.port}: {exc}") from exc
         if rc != MQTTErrorCode.MQTT_ERR_SUCCESS:
-            raise MqttError(f"cannot connect to {self.host}:{self.port}: {paho.error_string(rc)}")
+            raise LinkError(
+                f"cannot connect to {where.host}:{where.port}: {paho.error_string(rc)}"
+            )
 
     def _attach(self) -> None:
         """Hand the connected socket to the event loop (in the loop's thread)."""
@@ -315,7 +348,7 @@ class MqttClient:
             self._loop.remove_writer(self._fd)
         self._attached = False
 
-    def _lose(self, error: MqttError) -> None:
+    def _lose(self, error: LinkError) -> None:
         """The connection is gone: every waiting call and the message iterator raise."""
         if self._lost is not None:
             return
@@ -343,12 +376,12 @@ class MqttClient:
 
         The message is handed to paho before the first ``await``: publishes leave in the
         order of the calls. Raises :class:`PublishRefusedError` if the broker refused it and
-        :class:`MqttError` if the connection is lost first.
+        :class:`LinkError` if the connection is lost first.
         """
         self._check_connected()
         info = self._paho.publish(topic, payload, qos=qos, retain=retain)
         if info.rc not in (MQTTErrorCode.MQTT_ERR_SUCCESS, MQTTErrorCode.MQTT_ERR_QUEUE_SIZE):
-            raise MqttError(f"publish on {topic}: {paho.error_string(info.rc)}")
+            raise LinkError(f"publish on {topic}: {paho.error_string(info.rc)}")
         if qos == 0:
             return
         await self._answer(info.mid, f"publish on {topic}", topic)
@@ -356,7 +389,7 @@ class MqttClient:
     async def subscribe(
         self, *topics: str, qos: int = 1, retained: Retained = "always"
     ) -> None:
-        """Subscribe to the topics (one SUBSCRIBE); :class:`RefusedError` if one is refused.
+        """Subscribe to the topics (one SUBSCRIBE); :class:`BrokerRefusedError` if one is refused.
 
         The refusal is the SUBACK's reason code. ``retained`` other than ``"always"`` is an
         MQTT 5 subscription option.
@@ -373,7 +406,7 @@ class MqttClient:
             rc, mid = self._paho.subscribe([(topic, options) for topic in topics])
         what = f"subscription to {', '.join(topics)}"
         if rc != MQTTErrorCode.MQTT_ERR_SUCCESS or mid is None:
-            raise MqttError(f"{what}: {paho.error_string(rc)}")
+            raise LinkError(f"{what}: {paho.error_string(rc)}")
         await self._answer(mid, what)
 
     def ack(self, mid: int, qos: int) -> bool:
@@ -388,10 +421,10 @@ class MqttClient:
         return self._paho.ack(mid, qos) == MQTTErrorCode.MQTT_ERR_SUCCESS
 
     async def messages(self) -> AsyncIterator[Received]:
-        """The messages of the subscriptions, in order; :class:`MqttError` once lost."""
+        """The messages of the subscriptions, in order; :class:`LinkError` once lost."""
         while True:
             item = await self._received.get()
-            if isinstance(item, MqttError):
+            if isinstance(item, LinkError):
                 self._received.put_nowait(item)  # for any other reader
                 raise item
             yield item
@@ -400,7 +433,7 @@ class MqttClient:
         if self._lost is not None:
             raise self._lost
         if self._closing:
-            raise MqttError("the connection is closing")
+            raise LinkError("the connection is closing")
 
     async def _answer(self, mid: int, what: str, topic: str = "") -> None:
         assert self._loop is not None
@@ -429,7 +462,7 @@ class MqttClient:
         self, client: paho.Client, userdata: Any, flags: Any, reason: ReasonCode,
         properties: Any,
     ) -> None:
-        self._lose(MqttError(f"connection lost: {reason}"))  # a deliberate close too
+        self._lose(LinkError(f"connection lost: {reason}"))  # a deliberate close too
 
     def _on_publish(
         self, client: paho.Client, userdata: Any, mid: int, reason: ReasonCode,
@@ -453,7 +486,7 @@ class MqttClient:
             return
         refused = next((r for r in reasons if r.is_failure), None)
         if refused is not None:
-            error = RefusedError(pending.what, refused.value, refused.getName())
+            error = BrokerRefusedError(pending.what, refused.value, refused.getName())
             pending.future.set_exception(error)
         else:
             pending.future.set_result(None)
@@ -511,5 +544,5 @@ class MqttClient:
             self._failed(exc)
 
     def _failed(self, exc: Exception) -> None:
-        self._lose(MqttError(f"connection lost: {type(exc).__name__}: {exc}"))
+        self._lose(LinkError(f"connection lost: {type(exc).__name__}: {exc}"))
         self._close_socket()

@@ -18,7 +18,8 @@ from baccarat.drivers.events import CardDrawn, DeviceEvent, LinkDown, LinkUp, Re
 from baccarat.drivers.line import LineEncoder
 from baccarat.drivers.serial_source import SerialSource
 from baccarat.drivers.serial_transport import PortError, open_port
-from baccarat.drivers.source import DeviceSourceError, LinkState, reconnect_backoff
+from baccarat.drivers.source import DeviceSourceError, reconnect_backoff
+from baccarat.reconnect import LinkState
 from baccarat.sim_hardware.virtual_shoe import ShoeThread, VirtualShoe
 
 E = TypeVar("E", bound=DeviceEvent)

@@ -29,7 +29,7 @@ from baccarat.drivers.events import (
     Rejected,
 )
 from baccarat.drivers.serial_source import SerialSource
-from baccarat.drivers.source import LinkState
+from baccarat.reconnect import LinkState
 from baccarat.sim_hardware.dealer import Dealer, shuffled_shoe
 from baccarat.sim_hardware.faults import FaultPlan
 from baccarat.sim_hardware.virtual_shoe import VirtualShoe

@@ -16,7 +16,7 @@ from baccarat.floor.bodies import (
     MAX_BYTES,
     MAX_DEPTH,
     TOPIC_TYPES,
-    Refused,
+    BodyRefusedError,
     screen,
 )
 from baccarat.messages.bodies import Message, json_schema, type_name
@@ -112,7 +112,7 @@ HOSTILE = [
 
 @pytest.mark.parametrize(("kind", "payload", "reason"), HOSTILE, ids=range(len(HOSTILE)))
 def test_a_hostile_body_is_refused_with_its_reason(kind: str, payload: bytes, reason: str) -> None:
-    with pytest.raises(Refused, match=reason) as refused:
+    with pytest.raises(BodyRefusedError, match=reason) as refused:
         screen(kind, payload)
     assert str(refused.value).isascii()
     assert len(str(refused.value)) < 200

@@ -21,8 +21,9 @@ from baccarat.drivers.events import (
     LinkUp,
     Rejected,
 )
-from baccarat.drivers.source import DeviceSourceError, LinkState
+from baccarat.drivers.source import DeviceSourceError
 from baccarat.drivers.usb_source import UsbSettings, UsbSource
+from baccarat.reconnect import LinkState
 from baccarat.sim_hardware import virtual_shuffler
 from baccarat.sim_hardware.virtual_shuffler import VirtualShuffler
 

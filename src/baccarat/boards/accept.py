@@ -28,6 +28,7 @@ from typing import Any, Final
 
 from pydantic import ValidationError
 
+from baccarat.errors import BaccaratError
 from baccarat.messages.bodies import EdgeMessage, Message, adapter, type_name
 from baccarat.messages.catalog import (
     MESSAGE_TYPES,
@@ -135,7 +136,7 @@ class Fault:
 Accepted = Message | LimitsMessage | EdgeMessage | ControllerStatus | Fault
 
 
-class _RefusedError(ValueError):
+class _RefusedError(BaccaratError, ValueError):
     """Raised inside the check, returned as :class:`Refused`."""
 
 

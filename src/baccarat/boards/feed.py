@@ -15,7 +15,6 @@ capped at :data:`RECONNECT_DELAY_MAX`); the header shows the link's state all al
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import replace
 from typing import Final
 
@@ -37,7 +36,8 @@ from baccarat.boards.state import (
 )
 from baccarat.messages.bodies import SURVEILLANCE_KINDS, AlarmMessage, EdgeMessage
 from baccarat.messages.limits import LimitsMessage
-from baccarat.mqtt import MqttClient, MqttError, RefusedError
+from baccarat.mqtt import MqttClient, MqttError, MqttSettings
+from baccarat.reconnect import LinkState, Lost, Reconnector
 
 DEFAULT_PORT: Final = 1883
 RECONNECT_DELAY_MIN: Final = 0.5
@@ -106,27 +106,34 @@ class BoardFeed:
         self.base = f"{prefix}/{table}"
         self.state = BoardState(table=table)
         self.backoff = Backoff(first=RECONNECT_DELAY_MIN, cap=RECONNECT_DELAY_MAX)
+        self.link = Reconnector(
+            self._attempt, backoff=self.backoff, errors=(MqttError,),
+            on_lost=self._on_lost, on_state=self._on_state,
+        )
 
     async def run(self) -> None:
         """Subscribe, fold every message into :attr:`state`, reconnect for ever."""
-        while True:
+        await self.link.run()
+
+    async def _attempt(self) -> None:
+        async with MqttClient(MqttSettings(
+            self.host, self.port, client_id="", version="3.1.1",
+            username=self.username, password=self.password,
+            connect_timeout=CONNECT_TIMEOUT,
+        )) as client:  # client id "": the broker gives one
+            self.link.connected()
+            # topic by topic, not {base}/#: never the surveillance topics (edge)
+            await client.subscribe(*(f"{self.base}/{t}" for t in BOARD_TOPICS), qos=1)
+            self.state = with_link(self.state, "connected")
+            async for message in client.messages():
+                self.feed(message.topic, message.payload)
+
+    def _on_state(self, state: LinkState) -> None:
+        if state is LinkState.CONNECTING:
             self.state = with_link(self.state, "connecting")
-            try:
-                async with MqttClient(
-                    self.host, self.port, client_id="", version="3.1.1",
-                    username=self.username, password=self.password,
-                    connect_timeout=CONNECT_TIMEOUT,
-                ) as client:  # client id "": the broker gives one
-                    self.backoff.reset()
-                    # topic by topic, not {base}/#: never the surveillance topics (edge)
-                    await client.subscribe(*(f"{self.base}/{t}" for t in BOARD_TOPICS), qos=1)
-                    self.state = with_link(self.state, "connected")
-                    async for message in client.messages():
-                        self.feed(message.topic, message.payload)
-            except (MqttError, RefusedError) as exc:
-                delay = self.backoff.next_delay()
-                self.state = with_link(self.state, f"lost ({exc}); retry in {delay:.0f} s")
-                await asyncio.sleep(delay)
+
+    def _on_lost(self, lost: Lost) -> None:
+        self.state = with_link(self.state, f"lost ({lost.reason}); retry in {lost.delay:.0f} s")
 
     def feed(self, topic: str, payload: bytes) -> None:
         """Fold one received message into the state."""

@@ -1,13 +1,15 @@
-"""What the replaying commands share: profile options, a file of inputs, a journal's replay."""
+"""What commands share: log and profile options, a file of inputs, a journal's replay."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TextIO
+from typing import Final, TextIO
 
+from baccarat import logs
 from baccarat.controller.engine.engine import Engine
 from baccarat.controller.engine.replay import replay_lines
 from baccarat.controller.journal.reader import JournalFile
@@ -23,6 +25,32 @@ def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
         "--profile", default="macau", help="macau (default), house6, csm, or a .toml file"
     )
     parser.add_argument("--decks", type=int, help="decks in the shoe (profile's by default)")
+
+
+LOG_LEVELS: Final = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+"""The levels ``--log-level`` takes (in any case)."""
+
+
+def add_log_arguments(parser: argparse.ArgumentParser, *, of_daemons: bool = False) -> None:
+    """``--log-level`` and ``--log-format``, shared by the commands that log.
+
+    ``of_daemons``: the command starts table daemons and hands them its level (``sim
+    floor``); their format is their own, so it has no ``--log-format``.
+    """
+    whose = "the daemons' log level" if of_daemons else "the lowest level logged"
+    parser.add_argument(
+        "--log-level", default="INFO", type=str.upper, choices=LOG_LEVELS, metavar="LEVEL",
+        help=f"{whose}: {', '.join(LOG_LEVELS)} (default: INFO)",
+    )
+    if of_daemons:
+        return
+    parser.add_argument(
+        "--log-format",
+        choices=logs.FORMATS,
+        default=os.environ.get("BACCARAT_LOG_FORMAT", "text"),
+        help="text (timestamped; for journald, with syslog levels) or json, one object a"
+        " line (default: $BACCARAT_LOG_FORMAT, else text)",
+    )
 
 
 def open_input(path: str) -> TextIO:

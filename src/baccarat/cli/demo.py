@@ -34,7 +34,7 @@ from typing import Any, Final
 from baccarat.boards.feed import parse_broker
 from baccarat.boards.web_server import DEFAULT_WS_PORT
 from baccarat.drivers.events import CardDrawn, DealerButton
-from baccarat.mqtt import MqttClient
+from baccarat.mqtt import MqttClient, MqttSettings
 from baccarat.rules.alarm_kinds import HOLDS_CARD
 from baccarat.sim_hardware.dealer import Dealer, Mistake
 from baccarat.sim_hardware.virtual_shoe import VirtualShoe
@@ -143,7 +143,8 @@ class Pit:
 
     async def run(self) -> None:
         """Subscribe and react until cancelled."""
-        async with MqttClient(self.host, self.port, client_id="", version="3.1.1") as client:
+        settings = MqttSettings(self.host, self.port, client_id="", version="3.1.1")
+        async with MqttClient(settings) as client:
             await client.subscribe(f"{self.base}/#", qos=1)
             async for message in client.messages():
                 if "/cmd/" in message.topic or not message.payload:

@@ -14,12 +14,13 @@ from dataclasses import asdict
 from pathlib import Path
 
 from baccarat.cards import Card, CardError, parse_card
+from baccarat.errors import BaccaratError
 from baccarat.rules.edge import EdgeError, cards_left, live_odds
 from baccarat.rules.odds import compute_odds
 from baccarat.rules.profiles import Profile, load_profile
 
 
-class OutError(ValueError):
+class OutError(BaccaratError, ValueError):
     """``--out`` names no readable list of cards; the text says why."""
 
 

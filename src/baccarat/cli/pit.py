@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,8 +24,11 @@ from typing import TYPE_CHECKING
 from baccarat import logs
 from baccarat.boards.feed import parse_broker
 from baccarat.boards.web_server import DEFAULT_WS_PORT, PASSWORD_ENV, board_password
+from baccarat.cli.common import add_log_arguments
+from baccarat.errors import BaccaratError
 
 if TYPE_CHECKING:
+    from baccarat.pit.history import HistoryAccess
     from baccarat.pit.server import PitServer
 
 
@@ -76,80 +78,92 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help='the floor\'s areas, which the floor view groups the tables by: a TOML file of'
         ' "Area name" = ["T01", "T02", ...] lines, in the order shown',
     )
-    parser.add_argument("--log-level", default="INFO")
-    parser.add_argument("--log-format", choices=logs.FORMATS,
-                        default=os.environ.get("BACCARAT_LOG_FORMAT", "text"))
+    add_log_arguments(parser)
+
+
+class PitArgumentError(BaccaratError):
+    """An argument of ``baccarat pit`` is wrong; the text says which and why (exit 2)."""
 
 
 def run(args: argparse.Namespace) -> int:
     """Serve the console until interrupted; 2 if an argument is wrong or the port taken."""
-    from baccarat.boards.web_server import page_config
-    from baccarat.pit.access import AclError, BrokerLogin, ReadAcl
-    from baccarat.pit.areas import AreasError, load_areas
-    from baccarat.pit.history import HistoryAccess
-    from baccarat.pit.server import PitServer
-
     logs.configure(args.log_level, args.log_format)
-
     try:
-        host, _port = parse_broker(args.broker)
-    except ValueError as exc:
+        server = pit_server(args)
+    except PitArgumentError as exc:
         print(f"baccarat pit: {exc}", file=sys.stderr)
         return 2
-    for name, value in (("--web", args.web), ("--ws-port", args.ws_port)):
-        if not 0 <= value < 65536:
-            print(f"baccarat pit: bad port for {name}: {value}", file=sys.stderr)
-            return 2
-    try:
-        password = board_password(args.board_password_file)
-    except OSError as exc:
-        print(f"baccarat pit: cannot read the board's password: {exc}", file=sys.stderr)
-        return 2
-    access = None
-    if args.db is not None:
-        if (problem := check_database(args.db)) is not None:
-            print(f"baccarat pit: {problem}", file=sys.stderr)
-            return 2
-        if args.history_acl is None:
-            print("baccarat pit: --db needs --history-acl FILE: who may read the history",
-                  file=sys.stderr)
-            return 2
-        acl = ReadAcl(args.history_acl)
-        try:
-            acl.rules()
-        except AclError as exc:
-            print(f"baccarat pit: {exc}", file=sys.stderr)
-            return 2
-        access = HistoryAccess(BrokerLogin(host, args.ws_port), acl, args.prefix)
-    if args.history_log is not None:
-        try:
-            audit_file = logging.FileHandler(args.history_log, encoding="utf-8")
-        except OSError as exc:
-            print(f"baccarat pit: cannot open --history-log: {exc}", file=sys.stderr)
-            return 2
-        audit_file.setFormatter(logs.TimestampFormatter())
-        logging.getLogger("baccarat.pit").addHandler(audit_file)
-    try:
-        areas = load_areas(args.areas) if args.areas is not None else []
-    except AreasError as exc:
-        print(f"baccarat pit: {exc}", file=sys.stderr)
-        return 2
-    console = page_config(host, args.ws_port, None, args.prefix)
-    board = page_config(
-        host, args.ws_port, None, args.prefix,
-        username=args.board_username,
-        password=password if args.board_username else None,
-    )
-    server = PitServer(
-        console, board, host=args.web_host, port=args.web, db=args.db, access=access,
-        areas=areas,
-    )
     try:
         asyncio.run(serve(server))
     except OSError as exc:
         print(f"baccarat pit: cannot serve on {args.web_host}:{args.web}: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def pit_server(args: argparse.Namespace) -> PitServer:
+    """The console's server for the arguments, or :class:`PitArgumentError`."""
+    from baccarat.boards.web_server import page_config
+    from baccarat.pit.areas import AreasError, load_areas
+    from baccarat.pit.server import PitServer
+
+    try:
+        host, _port = parse_broker(args.broker)
+    except ValueError as exc:
+        raise PitArgumentError(str(exc)) from None
+    for name, value in (("--web", args.web), ("--ws-port", args.ws_port)):
+        if not 0 <= value < 65536:
+            raise PitArgumentError(f"bad port for {name}: {value}")
+    try:
+        password = board_password(args.board_password_file)
+    except OSError as exc:
+        raise PitArgumentError(f"cannot read the board's password: {exc}") from None
+    access = _history_access(args, host)
+    if args.history_log is not None:
+        _log_history_to(args.history_log)
+    try:
+        areas = load_areas(args.areas) if args.areas is not None else []
+    except AreasError as exc:
+        raise PitArgumentError(str(exc)) from None
+    console = page_config(host, args.ws_port, None, args.prefix)
+    board = page_config(
+        host, args.ws_port, None, args.prefix,
+        username=args.board_username,
+        password=password if args.board_username else None,
+    )
+    return PitServer(
+        console, board, host=args.web_host, port=args.web, db=args.db, access=access,
+        areas=areas,
+    )
+
+
+def _history_access(args: argparse.Namespace, host: str) -> HistoryAccess | None:
+    """Who may read the history, with ``--db``: the broker's login and the ACL's right."""
+    from baccarat.pit.access import AclError, BrokerLogin, ReadAcl
+    from baccarat.pit.history import HistoryAccess
+
+    if args.db is None:
+        return None
+    if (problem := check_database(args.db)) is not None:
+        raise PitArgumentError(problem)
+    if args.history_acl is None:
+        raise PitArgumentError("--db needs --history-acl FILE: who may read the history")
+    acl = ReadAcl(args.history_acl)
+    try:
+        acl.rules()
+    except AclError as exc:
+        raise PitArgumentError(str(exc)) from None
+    return HistoryAccess(BrokerLogin(host, args.ws_port), acl, args.prefix)
+
+
+def _log_history_to(path: Path) -> None:
+    """Append the history's logins and reads (``baccarat.pit``) to ``path`` too."""
+    try:
+        audit_file = logging.FileHandler(path, encoding="utf-8")
+    except OSError as exc:
+        raise PitArgumentError(f"cannot open --history-log: {exc}") from None
+    audit_file.setFormatter(logs.TimestampFormatter())
+    logging.getLogger("baccarat.pit").addHandler(audit_file)
 
 
 def check_database(db: str) -> str | None:

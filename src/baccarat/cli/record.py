@@ -9,7 +9,6 @@ import argparse
 import asyncio
 import contextlib
 import logging
-import os
 import signal
 import sys
 import time
@@ -17,6 +16,7 @@ from pathlib import Path
 
 from baccarat import logs
 from baccarat.boards.feed import parse_broker
+from baccarat.cli.common import add_log_arguments
 from baccarat.floor.metrics import RecorderMetrics
 from baccarat.floor.recorder import BrokerAddress, Recorder, RecorderFailedError
 from baccarat.floor.shuffle import DAY, FloorShuffle
@@ -62,9 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="seconds the broker may deliver nothing, the recorder's probe due back, before"
         f" the recorder reconnects ({STALL_TIMEOUT:.0f}; 0: no watchdog)",
     )
-    parser.add_argument("--log-level", default="INFO")
-    parser.add_argument("--log-format", choices=logs.FORMATS,
-                        default=os.environ.get("BACCARAT_LOG_FORMAT", "text"))
+    add_log_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -8,6 +8,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from baccarat.cli.common import add_log_arguments
 from baccarat.sim_hardware.floor import FloorPlan, run_floor
 
 
@@ -37,7 +38,7 @@ def add_device_arguments(parser: argparse.ArgumentParser) -> None:
                              "folder under /tmp)")
     parser.add_argument("--no-fsync", action="store_true",
                         help="journals without fdatasync (many tables on one disk)")
-    parser.add_argument("--log-level", default="INFO", help="the daemons' log level")
+    add_log_arguments(parser, of_daemons=True)
 
 
 def run_device(args: argparse.Namespace) -> int:

@@ -151,7 +151,7 @@ def restart_report(engine: Engine, device: DeviceConfig, ts: float) -> DeviceRep
 
 
 async def watch_deaf(
-    device: DeviceSource, report: Callable[[DeviceReport], None], now: Callable[[], float]
+    device: DeviceSource, report: Callable[[DeviceReport], object], now: Callable[[], float]
 ) -> None:
     """A shoe that repeats what it sent and sends nothing new does not hear us: alarm.
 

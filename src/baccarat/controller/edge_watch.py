@@ -20,7 +20,6 @@ inputs.Advantage).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import logging
 from collections.abc import Callable
@@ -32,14 +31,13 @@ from baccarat.cards import RANKS
 from baccarat.controller.config import Config
 from baccarat.controller.engine.engine import Engine, Outcome
 from baccarat.controller.engine.inputs import Advantage, Input
-from baccarat.controller.journal.reader import JournalError
 from baccarat.controller.publisher import Outbox, OutMessage
 from baccarat.messages.bodies import BetEdge, EdgeMessage
 from baccarat.rules.edge import BETS, Bet, EdgeError, LiveOdds, ShoeTooShortError, live_odds
 from baccarat.rules.profiles import Profile
 
 
-class Table(Protocol):
+class WatchedTable(Protocol):
     """What the watch uses of the table (:class:`baccarat.controller.table.Table`)."""
 
     config: Config
@@ -47,8 +45,8 @@ class Table(Protocol):
     outbox: Outbox
     engine: Engine
 
-    def handle(self, inp: Input) -> Outcome:
-        """Journal the input, apply it, queue what it produced."""
+    def handle_own(self, inp: Input) -> Outcome | None:
+        """Journal the input, apply it, queue what it produced; None on a journal fault."""
 
     def now(self) -> float:
         """The time an input arrives."""
@@ -206,7 +204,7 @@ def _exact(figure: float) -> Fraction:
     return Fraction(str(figure))
 
 
-def watch_edge(table: Table) -> EdgeWatch | None:
+def watch_edge(table: WatchedTable) -> EdgeWatch | None:
     """The table's edge watch (``None`` when ``[edge] enabled`` is false).
 
     It publishes on the table's ``edge`` topic, retained, through the outbox (behind the
@@ -224,10 +222,10 @@ def watch_edge(table: Table) -> EdgeWatch | None:
         ))
 
     def cross(crossing: Advantage) -> None:
-        with contextlib.suppress(JournalError):  # handle has stopped the table
-            outcome = table.handle(dataclasses.replace(crossing, ts=table.now()))
-            if outcome.refused is not None:  # a bug: the watch decides on the engine's count
-                log.error("edge: %s refused: %s", crossing.to_text(), outcome.refused)
+        outcome = table.handle_own(dataclasses.replace(crossing, ts=table.now()))
+        # refused is a bug: the watch decides on the engine's own count
+        if outcome is not None and outcome.refused is not None:
+            log.error("edge: %s refused: %s", crossing.to_text(), outcome.refused)
 
     return EdgeWatch(
         table.profile, config.edge.thresholds(),

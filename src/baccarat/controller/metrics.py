@@ -44,7 +44,7 @@ from prometheus_client.registry import Collector
 from baccarat.controller.engine.inputs import DrawCard, Input
 from baccarat.controller.journal.writer import Journal
 from baccarat.controller.publisher import Outbox, Publisher
-from baccarat.drivers.source import DeviceSource, LinkState
+from baccarat.drivers.source import DeviceSource
 from baccarat.messages.bodies import (
     AlarmClearedMessage,
     AlarmMessage,
@@ -54,6 +54,7 @@ from baccarat.messages.bodies import (
     VoidMessage,
 )
 from baccarat.metrics_http import serve_page
+from baccarat.reconnect import LinkState
 from baccarat.rules.pace import Pace, pace
 
 FDATASYNC_BUCKETS: Final = (
@@ -64,7 +65,7 @@ FDATASYNC_BUCKETS: Final = (
 flushes measured)."""
 
 
-class Table(Protocol):
+class MeasuredTable(Protocol):
     """What the metrics read of the table (:class:`baccarat.controller.table.Table`)."""
 
     device: DeviceSource | None
@@ -135,7 +136,7 @@ class MessageTally:
 class TableMetrics:
     """The registry of one table's metrics, read from the live table when scraped."""
 
-    def __init__(self, table: Table) -> None:
+    def __init__(self, table: MeasuredTable) -> None:
         self.registry = CollectorRegistry()
         self.tally = MessageTally()
         self.fdatasync = Histogram(
@@ -160,7 +161,7 @@ class TableMetrics:
 
 
 class _TableCollector(Collector):
-    def __init__(self, table: Table, tally: MessageTally) -> None:
+    def __init__(self, table: MeasuredTable, tally: MessageTally) -> None:
         self._table = table
         self._tally = tally
 

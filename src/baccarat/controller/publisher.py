@@ -32,7 +32,6 @@ as a warning, repeats at debug level.
 from __future__ import annotations
 
 import asyncio
-import enum
 import itertools
 import json
 import logging
@@ -48,12 +47,14 @@ from baccarat import __version__
 from baccarat.backoff import Backoff
 from baccarat.controller.config import OUTBOX_LIMIT, BrokerConfig
 from baccarat.mqtt import (
+    BrokerRefusedError,
+    LinkError,
     MqttClient,
-    MqttError,
+    MqttSettings,
     PublishRefusedError,
-    RefusedError,
     Will,
 )
+from baccarat.reconnect import LinkState, Reconnector
 
 log = logging.getLogger(__name__)
 
@@ -190,14 +191,6 @@ class Outbox:
             self._unsent.set()
 
 
-class PublisherState(enum.Enum):
-    """Where the connection is."""
-
-    CONNECTING = "connecting"
-    CONNECTED = "connected"
-    WAITING = "waiting"  # between attempts
-
-
 @dataclass
 class PublisherCounters:
     """Health of the broker link."""
@@ -293,7 +286,6 @@ class Publisher:
         self.outbox = outbox
         self.on_command = on_command
         self.on_refusal = on_refusal
-        self.state = PublisherState.CONNECTING
         self.counters = PublisherCounters()
         self.first_attempt = asyncio.Event()
         self.connected = asyncio.Event()
@@ -301,9 +293,18 @@ class Publisher:
         self._stopping = False
         self.rng = rng or random.Random()
         self.backoff = Backoff(RECONNECT_DELAY_MIN, RECONNECT_DELAY_MAX, RECONNECT_JITTER, self.rng)
+        self._link = Reconnector(
+            self._attempt, backoff=self.backoff, errors=(LinkError, OSError, ExceptionGroup),
+            on_lost=lambda lost: self._failed(lost.reason, lost.outage - 1),
+        )
         self.refusal = RefusalHold()
         self._idle = asyncio.Event()  # nothing in flight
         self._idle.set()
+
+    @property
+    def state(self) -> LinkState:
+        """Where the broker link is (connecting, up, waiting)."""
+        return self._link.state
 
     @property
     def status_topic(self) -> str:
@@ -336,40 +337,42 @@ class Publisher:
         self.on_command = None
 
     async def run(self) -> None:
-        """Connect, serve, and reconnect for ever (until cancelled).
+        """Connect, serve, and reconnect for ever (until cancelled)."""
+        await self._link.run()
+
+    async def _attempt(self) -> None:
+        """One connection, until it is lost (the reconnector's attempt).
 
         Each connection is a task of its own, so that what its task group does to its
         task's cancellation count stays there (Python 3.11's TaskGroup can leave the
         parent's raised as a child fails when the connection drops).
         """
-        while True:
-            self.state = PublisherState.CONNECTING
-            session = asyncio.create_task(self._session(), name="mqtt-session")
-            try:
-                await session  # cancelling run() cancels the session with it
-            except (MqttError, OSError, ExceptionGroup) as exc:
-                self._failed(exc)
-                if self._stopping:  # the daemon is stopping: do not reconnect
-                    raise asyncio.CancelledError from exc
-            finally:
-                self.connected.clear()
-                self.first_attempt.set()
-            self.state = PublisherState.WAITING
-            await asyncio.sleep(self.backoff.next_delay())
+        session = asyncio.create_task(self._session(), name="mqtt-session")
+        try:
+            await session  # cancelling run() cancels the session with it
+        except (LinkError, OSError, ExceptionGroup) as exc:
+            if self._stopping:  # the daemon is stopping: do not reconnect
+                self._failed(exc, self.backoff.failures)
+                raise asyncio.CancelledError from exc
+            raise
+        finally:
+            self.connected.clear()
+            self.first_attempt.set()
 
-    def _failed(self, exc: BaseException) -> None:
-        text = _describe(exc)
+    def _failed(self, exc: BaseException | str, before: int) -> None:
+        """Count and log a failure; ``before``: the failures of this outage before it."""
+        text = exc if isinstance(exc, str) else _describe(exc)
         self.counters.failures += 1
         self.counters.last_error = text
-        if self.backoff.failures == 0:
+        if before == 0:
             log.warning("broker %s:%d: %s", self.broker.host, self.broker.port, text)
         else:
-            log.debug("broker still unreachable (%d): %s", self.backoff.failures, text)
+            log.debug("broker still unreachable (%d): %s", before, text)
 
     def _client(self) -> MqttClient:
         broker = self.broker
         will = Will(self.status_topic, status_payload("offline", self.table), QOS, retain=True)
-        return MqttClient(
+        return MqttClient(MqttSettings(
             broker.host,
             broker.port,
             client_id=broker.client_id or f"baccarat-{self.table}",
@@ -381,7 +384,7 @@ class Publisher:
             tls_context=_tls_context(broker) if broker.tls else None,
             max_inflight=MAX_INFLIGHT,
             connect_timeout=PUBLISH_TIMEOUT,
-        )
+        ))
 
     async def _session(self) -> None:
         async with self._client() as client:
@@ -394,8 +397,7 @@ class Publisher:
 
     async def _serve(self, client: MqttClient) -> None:
         """One connection: say online, subscribe, send the outbox and take commands."""
-        self.state = PublisherState.CONNECTED
-        self.backoff.reset()
+        self._link.connected()
         self.counters.connects += 1
         self.counters.since["connected"] = time.time()
         if self._status_on_connect is not None:
@@ -416,13 +418,13 @@ class Publisher:
     async def _publish_status(self, client: MqttClient, status: bytes) -> None:
         try:
             await client.publish(self.status_topic, status, qos=QOS, retain=True)
-        except RefusedError as exc:  # the table goes on; the boards cannot see it online
+        except BrokerRefusedError as exc:  # the table goes on; the boards cannot see it online
             log.error("%s: the table's status cannot be published", exc)  # noqa: TRY400
 
     async def _subscribe(self, client: MqttClient, topic: str) -> None:
         try:
             await client.subscribe(topic, qos=QOS)
-        except RefusedError as exc:  # the table goes on publishing; commands cannot come
+        except BrokerRefusedError as exc:  # the table goes on publishing; commands cannot come
             log.error("%s: operator commands cannot arrive", exc)  # noqa: TRY400
 
     async def _send(self, client: MqttClient, group: asyncio.TaskGroup) -> None:
@@ -452,7 +454,7 @@ class Publisher:
     async def _deliver(self, client: MqttClient, entry: Entry) -> None:
         """Send one message and wait for its PUBACK; acknowledge it in the outbox.
 
-        Raises :class:`PublishRefusedError` if the broker refused it, ``MqttError`` if it
+        Raises :class:`PublishRefusedError` if the broker refused it, ``LinkError`` if it
         did not answer in time or the connection was lost.
         """
         message = entry.message
@@ -462,7 +464,7 @@ class Publisher:
             async with asyncio.timeout(PUBLISH_TIMEOUT):
                 await client.publish(message.topic, message.payload, qos=QOS, retain=message.retain)
         except TimeoutError:
-            raise MqttError(f"no PUBACK within {PUBLISH_TIMEOUT:.0f} s") from None
+            raise LinkError(f"no PUBACK within {PUBLISH_TIMEOUT:.0f} s") from None
         finally:
             self.counters.in_flight -= 1
             if self.counters.in_flight == 0:
@@ -550,7 +552,7 @@ class Publisher:
             self.on_refusal(None)
 
     async def _receive(self, client: MqttClient) -> None:
-        """Hand each command to the callback; ``MqttError`` when the connection is lost."""
+        """Hand each command to the callback; ``LinkError`` when the connection is lost."""
         async for message in client.messages():
             name = message.topic.removeprefix(f"{self.topic_base}/cmd/")
             self.counters.commands += 1

@@ -251,13 +251,25 @@ class Table:
     def check_clock(self) -> None:
         """Read the clock, and journal a step back now rather than with the next input."""
         self.now()
-        with contextlib.suppress(JournalError):  # handle has stopped the table
-            self._report_clock()
+        report, self._clock_step = self._clock_step, None
+        if report is not None:
+            self.handle_own(report)
 
     def _report_clock(self) -> None:
         report, self._clock_step = self._clock_step, None
         if report is not None:
             self.handle(report)
+
+    def handle_own(self, inp: Input) -> Outcome | None:
+        """:meth:`handle` for an input the daemon makes itself (a report, a crossing).
+
+        None if the journal could not record it: :meth:`handle` has then logged the fault
+        and stopped the table, and the caller, a timer or a watch, has nothing to add.
+        """
+        try:
+            return self.handle(inp)
+        except JournalError:
+            return None
 
     def handle(self, inp: Input) -> Outcome:
         """Journal the input, apply it, queue what it produced.
@@ -369,8 +381,7 @@ class Table:
         self._bad_flush = None
         text = self.bad_data.take()
         if text is not None:
-            with contextlib.suppress(JournalError):  # handle has stopped the table
-                self.handle(DeviceReport("bad_data", text, ts=self.now()))
+            self.handle_own(DeviceReport("bad_data", text, ts=self.now()))
 
     def on_publish_refusal(self, text: str | None) -> None:
         """The broker refuses the table's messages (``text``) or accepts them again: an alarm."""
@@ -379,8 +390,7 @@ class Table:
             DeviceReport("publish_refused", text, ts=ts) if text is not None
             else DeviceReport("publish_accepted", ts=ts)
         )
-        with contextlib.suppress(JournalError):  # handle has stopped the table
-            self.handle(report)
+        self.handle_own(report)
 
     # ------------------------------------------------------------------ running
 
@@ -397,6 +407,16 @@ class Table:
             self.stop_on_fault(str(exc), locked=isinstance(exc, JournalLockedError))
             await self._report_fault(stop)
             return
+        device = self._open_device()
+        async with asyncio.TaskGroup() as group:
+            publishing, others, reading = self._start_tasks(group, device)
+            await _first(stop.wait(), self.fatal.wait())
+            await self._stop_tasks(publishing, others, reading)
+        self._write_positions()
+        self.journal.close()
+
+    def _open_device(self) -> DeviceSource | None:
+        """After a good recovery: the device opened and told where to resume."""
         # the journal is good: a fault a previous run left retained is over
         self.outbox.put(OutMessage(self.config.topic(FAULT_TOPIC), b"", retain=True))
         device = self.device = open_device(self.config.device)
@@ -411,44 +431,60 @@ class Table:
             self.device_tried.set()
         elif self.last_device_seq is not None:
             device.resume_after(self.last_device_seq, self.last_device_session)
-        async with asyncio.TaskGroup() as group:
-            # the publisher and the cursor go on until what is left is published; the
-            # others stop first (the device's reader once it has journaled what it read)
-            publishing = [
-                group.create_task(self.publisher.run(), name="publisher"),
-                group.create_task(self._cursor_loop(), name="cursor"),
-            ]
-            others = [
-                group.create_task(self._watchdog_loop(), name="watchdog"),
-                group.create_task(self._ready(), name="ready"),
-            ]
-            if self.edge is not None:
-                others.append(group.create_task(self.edge.run(), name="edge"))
-            reading: asyncio.Task[None] | None = None
-            if device is not None:
-                reading = group.create_task(self._read_device(device), name="device")
-                others.append(reading)
-                if get_codec(self.config.device.protocol).resends_unacknowledged:
-                    deaf = watch_deaf(device, self._report, self.now)
-                    others.append(group.create_task(deaf, name="deaf"))
-            if self.metrics is not None:
-                metrics = serve_metrics(self.metrics, self.config.metrics.host,
-                                        self.config.metrics.port)
-                others.append(group.create_task(metrics, name="metrics"))
-            await _first(stop.wait(), self.fatal.wait())
-            log.info("stopping: closing the device")
-            sdnotify.stopping(None if self.fault is None else f"journal fault: {self.fault}")
-            if device is not None and reading is not None:
-                await device.stop()  # the source ends after the events it has read:
-                with contextlib.suppress(TimeoutError):  # a line shoe cannot send them again
-                    await asyncio.wait_for(asyncio.shield(reading), DEVICE_DRAIN_TIMEOUT)
-            for task in others:
-                task.cancel()
-            await self._drain()
-            self.publisher.stop()
-            for task in publishing:
-                task.cancel()
-            log.info("stopping: waiting for the tasks")
+        return device
+
+    def _start_tasks(
+        self, group: asyncio.TaskGroup, device: DeviceSource | None
+    ) -> tuple[list[asyncio.Task[None]], list[asyncio.Task[None]], asyncio.Task[None] | None]:
+        """The table's tasks: those that publish, the others, and the device's reader."""
+        # the publisher and the cursor go on until what is left is published; the
+        # others stop first (the device's reader once it has journaled what it read)
+        publishing = [
+            group.create_task(self.publisher.run(), name="publisher"),
+            group.create_task(self._cursor_loop(), name="cursor"),
+        ]
+        others = [
+            group.create_task(self._watchdog_loop(), name="watchdog"),
+            group.create_task(self._ready(), name="ready"),
+        ]
+        if self.edge is not None:
+            others.append(group.create_task(self.edge.run(), name="edge"))
+        reading: asyncio.Task[None] | None = None
+        if device is not None:
+            reading = group.create_task(self._read_device(device), name="device")
+            others.append(reading)
+            if get_codec(self.config.device.protocol).resends_unacknowledged:
+                deaf = watch_deaf(device, self.handle_own, self.now)
+                others.append(group.create_task(deaf, name="deaf"))
+        if self.metrics is not None:
+            metrics = serve_metrics(self.metrics, self.config.metrics.host,
+                                    self.config.metrics.port)
+            others.append(group.create_task(metrics, name="metrics"))
+        return publishing, others, reading
+
+    async def _stop_tasks(
+        self,
+        publishing: list[asyncio.Task[None]],
+        others: list[asyncio.Task[None]],
+        reading: asyncio.Task[None] | None,
+    ) -> None:
+        """The device drained and closed, the others stopped, what is left published."""
+        log.info("stopping: closing the device")
+        sdnotify.stopping(None if self.fault is None else f"journal fault: {self.fault}")
+        if self.device is not None and reading is not None:
+            await self.device.stop()  # the source ends after the events it has read:
+            with contextlib.suppress(TimeoutError):  # a line shoe cannot send them again
+                await asyncio.wait_for(asyncio.shield(reading), DEVICE_DRAIN_TIMEOUT)
+        for task in others:
+            task.cancel()
+        await self._drain()
+        self.publisher.stop()
+        for task in publishing:
+            task.cancel()
+        log.info("stopping: waiting for the tasks")
+
+    def _write_positions(self) -> None:
+        """The cursor and the device's position written for the next start, if they can be."""
         try:
             self.write_cursor()
             self.write_device_position()
@@ -456,7 +492,6 @@ class Table:
             level = logging.WARNING if self.fault is None else logging.DEBUG  # said already
             log.log(level, "cannot write %s: %s", self.positions.cursor_path,
                     exc.strerror or exc)
-        self.journal.close()
 
     async def _report_fault(self, stop: asyncio.Event) -> None:
         """The journal failed before the table served: publish the fault, boundedly.
@@ -489,10 +524,6 @@ class Table:
                     self.on_device_event(event)
             except JournalError:
                 return
-
-    def _report(self, report: DeviceReport) -> None:
-        with contextlib.suppress(JournalError):  # handle has stopped the table
-            self.handle(report)
 
     async def _ready(self) -> None:
         with contextlib.suppress(TimeoutError):

@@ -53,7 +53,8 @@ from typing import Final
 from baccarat.drivers.codec import AlarmTeller, Codec, get_codec
 from baccarat.drivers.events import DeviceEvent, LinkDown, LinkUp
 from baccarat.drivers.serial_transport import PortError, SerialPort, open_port
-from baccarat.drivers.source import Batch, DeviceSource, LinkState, reconnect_backoff
+from baccarat.drivers.source import Batch, DeviceSource, reconnect_backoff
+from baccarat.reconnect import LinkState, Lost, Reconnector
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +91,10 @@ class SerialSource(DeviceSource):
         self.device = device
         self.baud = baud
         self.max_attempts = max_attempts
-        self._backoff = reconnect_backoff(random.Random(seed))
+        self._link = Reconnector(
+            self._attempt, backoff=reconnect_backoff(random.Random(seed)), errors=(PortError,),
+            on_lost=self._on_lost, on_state=self._on_state, max_attempts=max_attempts,
+        )
         self._port: SerialPort | None = None
         self._task: asyncio.Task[None] | None = None
         self._paused = False
@@ -145,7 +149,7 @@ class SerialSource(DeviceSource):
     # -- DeviceSource ----------------------------------------------------------------
 
     async def _open(self) -> None:
-        self._task = asyncio.create_task(self._run(), name=f"link {self.device}")
+        self._task = asyncio.create_task(self._link.run(), name=f"link {self.device}")
 
     async def _close(self) -> None:
         task, self._task = self._task, None
@@ -187,46 +191,35 @@ class SerialSource(DeviceSource):
 
     # -- the connection loop ---------------------------------------------------------
 
-    async def _run(self) -> None:
-        failures = 0
-        while True:
-            self.state = LinkState.CONNECTING
-            try:
-                port = await open_port(self.device, self.baud, self._received)
-            except PortError as exc:
-                failures += 1
-                self._stats["open_failures"] += 1
-                if self._open_failed(exc, failures):
-                    return
-                await self._wait()
-                continue
-            if self._stats["opens"]:
-                self._stats["reconnects"] += 1
-            self._stats["opens"] += 1
-            failures = 0
-            self._backoff.reset()
-            reason = await self._serve(port)
-            self._lost(reason)
-            await self._wait()
+    async def _attempt(self) -> str:
+        """Open the port and read it until it is lost; why it was (the reconnector's)."""
+        port = await open_port(self.device, self.baud, self._received)
+        if self._stats["opens"]:
+            self._stats["reconnects"] += 1
+        self._stats["opens"] += 1
+        self._link.connected(LinkState.OPEN)
+        return await self._serve(port)
 
-    def _open_failed(self, exc: PortError, failures: int) -> bool:
-        """Report a failed open; return whether to give up."""
-        if failures == 1:
+    def _on_state(self, state: LinkState) -> None:
+        self.state = state
+
+    def _on_lost(self, lost: Lost) -> None:
+        """Report a lost link, or a failed open (and, after ``max_attempts``, give up)."""
+        if lost.was_up:
+            self._lost(str(lost.reason))
+            return
+        exc, failures = lost.reason, lost.failures
+        self._stats["open_failures"] += 1
+        if lost.failures == 1:
             log.warning("%s: cannot open (%s); retrying", self.device, exc)
         else:
             log.debug("%s: still cannot open (%s), attempt %d", self.device, exc, failures)
-        if self.max_attempts is not None and failures >= self.max_attempts:
-            self.state = LinkState.FAILED
+        if lost.delay is None:
             self._report_down(f"gave up after {failures} failed opens: {exc}", force=True)
             log.error("%s: link FAILED after %d attempts", self.device, failures)
             self._end()
-            return True
+            return
         self._report_down(f"cannot open: {exc}")
-        return False
-
-    async def _wait(self) -> None:
-        self.state = LinkState.WAITING
-        await asyncio.sleep(self._backoff.next_delay())
 
     async def _serve(self, port: SerialPort) -> str:
         """Read from ``port`` until it is lost; return why. Closes the port."""
@@ -234,7 +227,6 @@ class SerialSource(DeviceSource):
         self._paused = False  # a new port reads; _received pauses it again if need be
         self._last_frame_at = time.monotonic()
         self._frames_seen = self._frames_ok()
-        self.state = LinkState.OPEN
         if self.codec.heartbeat_timeout is None:
             self._report_up(f"{self.device} open at {self.baud} baud")
         port.start()  # what the port held already (cards sent while we were away) comes now
@@ -254,7 +246,7 @@ class SerialSource(DeviceSource):
             silent = time.monotonic() - self._last_frame_at
             if timeout is not None and silent > timeout and self.state is LinkState.UP:
                 self._stats["heartbeat_timeouts"] += 1
-                self.state = LinkState.OPEN
+                self._link.set_state(LinkState.OPEN)
                 self._report_down(f"no frame for {silent:.1f} s (heartbeat timeout {timeout} s)")
 
     async def _close_port(self) -> None:
@@ -306,7 +298,7 @@ class SerialSource(DeviceSource):
         return self.decoder.counters.get("frames_ok", 0)
 
     def _report_up(self, detail: str) -> None:
-        self.state = LinkState.UP
+        self._link.set_state(LinkState.UP)
         if self._reported_up is not True:
             self._reported_up = True
             self._stats["link_ups"] += 1

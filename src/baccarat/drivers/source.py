@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import abc
 import asyncio
-import enum
 import random
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -39,6 +38,7 @@ from baccarat.backoff import Backoff
 from baccarat.drivers.codec import Decoder
 from baccarat.drivers.events import DeviceEvent
 from baccarat.errors import BaccaratError
+from baccarat.reconnect import LinkState
 
 RECONNECT_FIRST: Final = 0.1
 """Seconds before the first reopen after a failure or a loss; doubles with each failure."""
@@ -51,24 +51,6 @@ RECONNECT_JITTER: Final = 0.5
 def reconnect_backoff(rng: random.Random | None = None) -> Backoff:
     """The backoff between attempts to open a device (read when a source is created)."""
     return Backoff(RECONNECT_FIRST, RECONNECT_CAP, RECONNECT_JITTER, rng or random.Random())
-
-
-class LinkState(enum.Enum):
-    """Where a source's link to its device is."""
-
-    IDLE = "idle"
-    """Not started."""
-    CONNECTING = "connecting"
-    """Opening the port, or looking for the USB device."""
-    OPEN = "open"
-    """The port is open but no valid frame has come yet (or the heartbeat is missing)."""
-    UP = "up"
-    """The device is there and talking."""
-    WAITING = "waiting"
-    """Between a failed or lost connection and the next attempt."""
-    FAILED = "failed"
-    """Gave up after the configured number of attempts; iteration ends."""
-    STOPPED = "stopped"
 
 
 class DeviceSourceError(BaccaratError, RuntimeError):

@@ -13,8 +13,8 @@ Threads and the loop:
   events to the loop with ``loop.call_soon_threadsafe``. When the device goes away
   (``ENODEV``, or silence beyond the codec's heartbeat timeout) it releases the old handle
   with :func:`usb.util.dispose_resources`, reports :class:`LinkDown`, and looks for the
-  device again with the reconnection backoff of
-  :func:`~baccarat.drivers.source.reconnect_backoff`;
+  device again (the package's :class:`~baccarat.reconnect.Reconnector`, in the thread)
+  after the reconnection backoff of :func:`~baccarat.drivers.source.reconnect_backoff`;
 * the *writer* thread writes acknowledgements to bulk OUT, so that an acknowledgement never
   waits for a pending read;
 * on the loop, the consumer iterates over the source; acknowledgements follow the rule of
@@ -53,8 +53,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from baccarat.drivers.codec import get_codec
 from baccarat.drivers.events import DeviceEvent, LinkDown, LinkUp, Rejected
-from baccarat.drivers.source import Batch, DeviceSource, LinkState, reconnect_backoff
+from baccarat.drivers.source import Batch, DeviceSource, reconnect_backoff
 from baccarat.errors import BaccaratError
+from baccarat.reconnect import LinkState, Lost, Reconnector
 
 _log = logging.getLogger(__name__)
 
@@ -165,7 +166,15 @@ class UsbSource(DeviceSource):
         self._counters = UsbCounters()
         self._backend = backend
         self._silence_limit = self.settings.heartbeat_timeout or codec.heartbeat_timeout
-        self._backoff = reconnect_backoff(None if seed is None else random.Random(seed))
+        self._reconnector = Reconnector(
+            self._attempt,
+            backoff=reconnect_backoff(None if seed is None else random.Random(seed)),
+            errors=(usb.core.USBError, DeviceNotFoundError),
+            give_up_on=(usb.core.NoBackendError,),
+            on_lost=self._on_lost, on_state=self._on_state,
+            max_attempts=self.settings.max_reconnect_attempts,
+        )
+        self._connected_before = False
         self._quit = threading.Event()
         self._counter_lock = threading.Lock()
         self._link_lock = threading.Lock()
@@ -230,60 +239,45 @@ class UsbSource(DeviceSource):
 
     def _run_reader(self) -> None:
         """Find the device, read it until it goes away, and again, until stopped."""
-        connected_before = False
-        while not self._quit.is_set():
-            link = self._search()
-            if link is None:
-                return
-            if connected_before:
-                self._count("reconnects")
-            connected_before = True
-            reason = self._pump(link)
-            self._close_link(link)
-            if reason is not None and not self._quit.is_set():
-                _log.warning("USB link down: %s", reason)
-                self.state = LinkState.CONNECTING
-                self._post([*self.decoder.resync(), LinkDown(reason)])
+        self._reconnector.run_blocking(self._quit)
 
-    def _search(self) -> _Link | None:
-        """Look for the device with backoff; ``None`` once stopped or given up."""
-        failures = 0
-        while not self._quit.is_set():
-            self.state = LinkState.CONNECTING
-            try:
-                link = self._open_device()
-            except usb.core.NoBackendError as exc:
-                self._give_up(f"no USB backend: {exc}")
-                return None
-            except (usb.core.USBError, DeviceNotFoundError) as exc:
-                failures += 1
-                if self._may_retry(exc, failures):
-                    continue
-                self._give_up(f"{exc} (after {failures} tries)")
-                return None
-            self._backoff.reset()
-            return link
-        return None
+    def _attempt(self) -> str | None:
+        """Find and claim the device, read it until it goes away (why) or a stop (None)."""
+        link = self._open_device()
+        if self._connected_before:
+            self._count("reconnects")
+        self._connected_before = True
+        self._reconnector.connected()
+        reason = self._pump(link)
+        self._close_link(link)
+        return reason
 
-    def _may_retry(self, exc: Exception, failures: int) -> bool:
-        """Log a failed search (loudly the first time), wait the backoff; False: give up."""
+    def _on_state(self, state: LinkState) -> None:
+        self.state = state
+
+    def _on_lost(self, lost: Lost) -> None:
+        """A link lost (LinkDown), or a search that failed (retried, or given up)."""
+        if lost.was_up:
+            _log.warning("USB link down: %s", lost.reason)
+            self._post([*self.decoder.resync(), LinkDown(str(lost.reason))])
+            return
+        exc = lost.reason
+        if isinstance(exc, usb.core.NoBackendError):
+            self._give_up(f"no USB backend: {exc}")
+            return
         if isinstance(exc, usb.core.USBError):
             self._count("usb_errors")
-        limit = self.settings.max_reconnect_attempts
-        if limit is not None and failures >= limit:
-            return False
-        delay = self._backoff.next_delay()
-        level = logging.WARNING if failures == 1 else logging.DEBUG
-        _log.log(level, "USB shuffler: %s; retrying in %.2f s", exc, delay)
-        self.state = LinkState.WAITING
-        return not self._quit.wait(delay)
+        if lost.delay is None:
+            self._give_up(f"{exc} (after {lost.failures} tries)")
+            return
+        level = logging.WARNING if lost.failures == 1 else logging.DEBUG
+        _log.log(level, "USB shuffler: %s; retrying in %.2f s", exc, lost.delay)
 
     def _give_up(self, reason: str) -> None:
         """Enter FAILED, say so and end the iteration, unless a stop ended the search."""
         if self._quit.is_set():
             return
         _log.error("USB shuffler: %s; giving up", reason)
-        self.state = LinkState.FAILED
         if self._post([LinkDown(f"{reason}; giving up")]):
             assert self._loop is not None
             with contextlib.suppress(RuntimeError):  # the loop is already closed
@@ -331,7 +325,6 @@ class UsbSource(DeviceSource):
         """Read until the device goes away (return why) or the source stops (None)."""
         with self._link_lock:
             self._link = link
-        self.state = LinkState.UP
         _log.info("USB link up: %s", link.detail)
         self._post([LinkUp(link.detail)])
         last_data = time.monotonic()

@@ -7,7 +7,7 @@ fields the store and the history read have the JSON types of the published schem
 (:data:`FIELDS`). Every integer fits the store's 64-bit columns, every string is Unicode
 without lone surrogates (it can be written to either database), no number is NaN or
 infinite, and a body is at most :data:`MAX_BYTES` long and :data:`MAX_DEPTH` deep.
-A body that is not is :class:`Refused`, with the reason, and the recorder quarantines it.
+A body that is not is :class:`BodyRefusedError`, with the reason, and the recorder quarantines it.
 
 The floor reads bodies as JSON, not through :mod:`baccarat.messages` (the dependency rule,
 docs/design.md). These tables are that package's catalogue as far as the floor needs it;
@@ -22,6 +22,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
+
+from baccarat.errors import BaccaratError
 
 MAX_BYTES: Final = 256 * 1024
 """The largest body the recorder stores (a table's largest, ``recall``, is a few kB)."""
@@ -123,7 +125,7 @@ table's, a body too large or too deep, one that is not JSON text (or empty), one
 not what its topic carries, one the database refused."""
 
 
-class Refused(ValueError):  # noqa: N818 - a verdict, raised and caught at once
+class BodyRefusedError(BaccaratError, ValueError):
     """A body that must not be stored; the text is the reason the quarantine keeps.
 
     ``cause`` is its class, one of :data:`CAUSES`.
@@ -144,37 +146,42 @@ class Screened:
 
 
 def screen(kind: str, payload: bytes) -> Screened:
-    """The body of ``payload`` on a topic whose last level is ``kind``, or :class:`Refused`."""
+    """The body of ``payload`` on a topic whose last level is ``kind``.
+
+    :class:`BodyRefusedError` if it must not be stored.
+    """
     if kind not in TOPIC_TYPES:
-        raise Refused(f"unknown topic {shown(kind)}", "topic")
+        raise BodyRefusedError(f"unknown topic {shown(kind)}", "topic")
     if len(payload) > MAX_BYTES:
-        raise Refused(f"body of {len(payload)} bytes, over the {MAX_BYTES} allowed", "size")
+        raise BodyRefusedError(
+            f"body of {len(payload)} bytes, over the {MAX_BYTES} allowed", "size"
+        )
     try:
         text = payload.decode("utf-8")
         body = json.loads(text, parse_constant=_no_constant)
     except UnicodeDecodeError as exc:
-        raise Refused(f"not UTF-8: {exc.reason} at byte {exc.start}", "encoding") from None
+        raise BodyRefusedError(f"not UTF-8: {exc.reason} at byte {exc.start}", "encoding") from None
     except RecursionError:  # the decoder's own limit, far deeper than MAX_DEPTH
-        raise Refused(f"nested deeper than the {MAX_DEPTH} allowed", "size") from None
+        raise BodyRefusedError(f"nested deeper than the {MAX_DEPTH} allowed", "size") from None
     except ValueError as exc:  # JSONDecodeError, too many digits, NaN
-        raise Refused(f"not JSON: {exc}", "encoding") from None
+        raise BodyRefusedError(f"not JSON: {exc}", "encoding") from None
     if not isinstance(body, dict):
-        raise Refused(f"not a JSON object but {json_kind(body)}")
+        raise BodyRefusedError(f"not a JSON object but {json_kind(body)}")
     _check_values(body, strings=_SURROGATE_ESCAPE.search(payload) is not None)
     name = body.get("type")
     if not isinstance(name, str) or name not in BODY_TYPES:
-        raise Refused(f"unknown type {shown(name)}")
+        raise BodyRefusedError(f"unknown type {shown(name)}")
     if name not in TOPIC_TYPES[kind]:
-        raise Refused(f"a {name} body on a {kind} topic")
+        raise BodyRefusedError(f"a {name} body on a {kind} topic")
     body_type = BODY_TYPES[name]
     if body_type.sequenced:
         problem = field_problem(body)
         if problem is not None:
-            raise Refused(problem)
+            raise BodyRefusedError(problem)
         if body["seq"] < 0:
-            raise Refused(f"seq {body['seq']} is negative")
+            raise BodyRefusedError(f"seq {body['seq']} is negative")
     elif "seq" in body:
-        raise Refused(f"a {name} body has no seq, this one has {shown(body['seq'])}")
+        raise BodyRefusedError(f"a {name} body has no seq, this one has {shown(body['seq'])}")
     return Screened(body, text, body_type.sequenced)
 
 
@@ -223,7 +230,7 @@ def _no_constant(name: str) -> None:
 
 
 def _check_values(body: dict[str, Any], *, strings: bool) -> None:
-    """Refused for nesting over MAX_DEPTH, an integer outside 64 bits, a number not finite.
+    """BodyRefusedError for nesting over MAX_DEPTH, an integer outside 64 bits, a number not finite.
 
     With ``strings``, also for a string or key holding a lone surrogate (it has no UTF-8).
     """
@@ -232,7 +239,7 @@ def _check_values(body: dict[str, Any], *, strings: bool) -> None:
         value, depth = stack.pop()
         if isinstance(value, dict | list):
             if depth > MAX_DEPTH:
-                raise Refused(f"nested deeper than the {MAX_DEPTH} allowed", "size")
+                raise BodyRefusedError(f"nested deeper than the {MAX_DEPTH} allowed", "size")
             items = value.values() if isinstance(value, dict) else value
             stack.extend((item, depth + 1) for item in items)
             if strings and isinstance(value, dict):
@@ -241,12 +248,14 @@ def _check_values(body: dict[str, Any], *, strings: bool) -> None:
             continue
         elif isinstance(value, int):
             if not INT_MIN <= value <= INT_MAX:
-                raise Refused(f"integer {shown(value)} is outside 64 bits")
+                raise BodyRefusedError(f"integer {shown(value)} is outside 64 bits")
         elif isinstance(value, float):
             if not math.isfinite(value):
-                raise Refused(f"number {value} is not finite")
+                raise BodyRefusedError(f"number {value} is not finite")
         elif strings and isinstance(value, str):
             try:
                 value.encode("utf-8")
             except UnicodeEncodeError:
-                raise Refused(f"string {shown(value)} holds a lone surrogate", "encoding") from None
+                raise BodyRefusedError(
+                    f"string {shown(value)} holds a lone surrogate", "encoding"
+                ) from None

@@ -48,7 +48,7 @@ from typing import Final
 from baccarat.backoff import Backoff
 from baccarat.errors import BaccaratError
 from baccarat.floor import watchdog
-from baccarat.floor.bodies import CLEARED_TOPICS, IGNORED_TOPICS, Refused, screen, shown
+from baccarat.floor.bodies import CLEARED_TOPICS, IGNORED_TOPICS, BodyRefusedError, screen, shown
 from baccarat.floor.derived import Arrivals
 from baccarat.floor.shuffle import TOPIC as SURVEILLANCE_TOPIC
 from baccarat.floor.store import (
@@ -60,7 +60,14 @@ from baccarat.floor.store import (
     StoreRefusedError,
     StoreUnavailableError,
 )
-from baccarat.mqtt import MqttClient, MqttError, PublishRefusedError, RefusedError
+from baccarat.mqtt import (
+    BrokerRefusedError,
+    LinkError,
+    MqttClient,
+    MqttSettings,
+    PublishRefusedError,
+)
+from baccarat.reconnect import Lost, Reconnector
 
 log = logging.getLogger(__name__)
 
@@ -186,7 +193,11 @@ class Recorder:
         """What ``watch`` said to publish, until the broker took it (its PUBACK)."""
         self._findings_ready = asyncio.Event()
         self._overflowing = False
-        self._backoff = Backoff(first=RETRY_FIRST, cap=RETRY_CAP)
+        self._database = Reconnector(
+            self._store_once, backoff=Backoff(first=RETRY_FIRST, cap=RETRY_CAP),
+            errors=(StoreUnavailableError,), on_lost=self._database_lost,
+        )
+        self._reopen = False  # the database was lost: open it again before the next add
         self._unavailable_since: float | None = None
         self._screened_out = 0
         self.watchdog = None if stall_timeout <= 0 else watchdog.BrokerWatchdog(
@@ -234,31 +245,37 @@ class Recorder:
 
     def _client(self) -> MqttClient:
         broker = self.broker
-        return MqttClient(
+        return MqttClient(MqttSettings(
             broker.host, broker.port, client_id=broker.client_id, keepalive=broker.keepalive,
             username=broker.username, password=broker.password,
             clean_start=False, session_expiry=SESSION_EXPIRY, receive_maximum=RECEIVE_MAXIMUM,
             manual_ack=True,
-        )
+        ))
 
     async def _listen(self) -> None:
         """Connect, subscribe and take every message; reconnect with the backoff, for ever."""
-        backoff = Backoff(first=BROKER_RETRY_FIRST, cap=BROKER_RETRY_CAP)
         where = f"{self.broker.host}:{self.broker.port}"
-        while True:
+
+        async def attempt() -> None:
             try:
                 async with self._client() as client:
-                    backoff.reset()
+                    link.connected()
                     await self._subscribe(client)
                     await self._take(client, where)
-            except (MqttError, OSError) as exc:
-                if backoff.failures == 0:
-                    log.warning("floor broker %s: %s (reconnecting)", where, exc)
-                else:
-                    log.debug("floor broker %s still unreachable: %s", where, exc)
             finally:
                 self.connected.clear()
-            await asyncio.sleep(backoff.next_delay())
+
+        def lost(lost: Lost) -> None:
+            if lost.first:
+                log.warning("floor broker %s: %s (reconnecting)", where, lost.reason)
+            else:
+                log.debug("floor broker %s still unreachable: %s", where, lost.reason)
+
+        link = Reconnector(
+            attempt, backoff=Backoff(first=BROKER_RETRY_FIRST, cap=BROKER_RETRY_CAP),
+            errors=(LinkError, OSError), on_lost=lost,
+        )
+        await link.run()
 
     async def _take(self, client: MqttClient, where: str) -> None:
         """Every message of this connection into ``_arrived``; its findings and probes out."""
@@ -281,7 +298,7 @@ class Recorder:
         finally:
             for helper in helpers:
                 helper.cancel()
-                with contextlib.suppress(asyncio.CancelledError, MqttError):
+                with contextlib.suppress(asyncio.CancelledError, LinkError):
                     await helper
 
     async def _subscribe(self, client: MqttClient) -> None:
@@ -289,7 +306,7 @@ class Recorder:
         topic = f"{self.prefix}/+/#"
         try:
             await client.subscribe(topic, qos=1, retained="if_new")
-        except RefusedError as exc:  # the session's earlier subscription may still deliver
+        except BrokerRefusedError as exc:  # the session's earlier subscription may still deliver
             log.error("%s: the recorder receives only what an earlier subscription of its"  # noqa: TRY400
                       " session still gives", exc)
         log.info("recording %s from %s:%d (session %s)", topic, self.broker.host,
@@ -311,7 +328,7 @@ class Recorder:
                     return_exceptions=True,
                 )
                 unsent = [item for item, result in zip(batch, results, strict=True)
-                          if isinstance(result, MqttError)]
+                          if isinstance(result, LinkError)]
                 for result in results:
                     if isinstance(result, PublishRefusedError):
                         log.error("%s (the finding is in the store)", result)
@@ -396,36 +413,35 @@ class Recorder:
 
         StoreRefusedError if the database refuses the data.
         """
-        while True:
-            try:
-                result = await asyncio.to_thread(self.store.add, received, quarantine)
-            except StoreUnavailableError as exc:
-                await self._wait_for_database(exc)
-                continue
-            if self._unavailable_since is not None:
-                log.warning("the database is back after %.0f s; storing again",
-                            time.monotonic() - self._unavailable_since)
-                self._unavailable_since = None
-                self._backoff.reset()
-            self._count(result, received, quarantine)
-            return
+        await self._database.until_done(received, quarantine)
 
-    async def _wait_for_database(self, exc: StoreUnavailableError) -> None:
-        """Wait the backoff's delay and open the database again; the batch stays unacked."""
+    async def _store_once(self, received: list[Received], quarantine: list[Quarantined]) -> None:
+        if self._reopen:  # after the backoff's delay: open the database again
+            self._reopen = False
+            try:
+                await asyncio.to_thread(self.store.reconnect)
+            except StoreError as again:
+                log.debug("cannot reconnect to the database: %s", again)
+            else:
+                self.counters.reconnects += 1
+        result = await asyncio.to_thread(self.store.add, received, quarantine)
+        if self._unavailable_since is not None:
+            log.warning("the database is back after %.0f s; storing again",
+                        time.monotonic() - self._unavailable_since)
+            self._unavailable_since = None
+            self._database.connected()
+        self._count(result, received, quarantine)
+
+    def _database_lost(self, lost: Lost) -> None:
+        """An add the database could not take: the batch stays unacked, and is tried again."""
         self.counters.store_failures += 1
+        self._reopen = True
         if self._unavailable_since is None:
             self._unavailable_since = time.monotonic()
             log.error("cannot store: %s (reconnecting; nothing is acknowledged until it is"
-                      " stored)", exc)
+                      " stored)", lost.reason)
         else:
-            log.debug("still cannot store: %s", exc)
-        await asyncio.sleep(self._backoff.next_delay())
-        try:
-            await asyncio.to_thread(self.store.reconnect)
-        except StoreError as again:
-            log.debug("cannot reconnect to the database: %s", again)
-        else:
-            self.counters.reconnects += 1
+            log.debug("still cannot store: %s", lost.reason)
 
     def _lost(self, quarantine: list[Quarantined], exc: StoreError) -> None:
         self.counters.unrecorded += len(quarantine)
@@ -482,7 +498,7 @@ class Recorder:
             return None  # a retained body cleared (the table's fault, once it is over)
         try:
             screened = screen(kind, delivery.payload)
-        except Refused as exc:
+        except BodyRefusedError as exc:
             if not delivery.payload:
                 return self._bad(delivery, "empty body", "encoding")
             return self._bad(delivery, str(exc), exc.cause)
@@ -526,7 +542,7 @@ class Recorder:
 
 def _failed(task: asyncio.Task[None], client: MqttClient) -> None:
     """A connection's helper that failed (a fault of ours) ends the connection."""
-    if not task.cancelled() and not isinstance(task.exception(), MqttError | None):
+    if not task.cancelled() and not isinstance(task.exception(), LinkError | None):
         client.drop(f"the recorder's {task.get_name()} failed")
 
 

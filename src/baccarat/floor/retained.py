@@ -26,9 +26,10 @@ import os
 from dataclasses import dataclass
 from typing import Final
 
-from baccarat.floor.bodies import Refused, screen
+from baccarat.errors import BaccaratError
+from baccarat.floor.bodies import BodyRefusedError, screen
 from baccarat.floor.store import TableTail
-from baccarat.mqtt import ConnectRefusedError, MqttClient, MqttError, Received, RefusedError
+from baccarat.mqtt import ConnectRefusedError, MqttClient, MqttError, MqttSettings, Received
 
 RETAINED_TOPICS: Final = ("shoe", "round", "alarms", "roads", "recall")
 """A table's retained topics whose bodies carry a ``seq``."""
@@ -39,7 +40,7 @@ WAIT_MAX: Final = 30.0
 CONNECT_TIMEOUT: Final = 10.0
 
 
-class BrokerReadError(RuntimeError):
+class BrokerReadError(BaccaratError, RuntimeError):
     """The broker could not be read; the text says why."""
 
 
@@ -61,15 +62,15 @@ def read_retained(
     password: str | None = None,
 ) -> dict[str, RetainedSeq]:
     """Each table's newest retained ``seq`` on the broker, by table (blocking)."""
-    client = MqttClient(
+    client = MqttClient(MqttSettings(
         host, port, client_id=f"baccarat-history-check-{os.getpid()}", keepalive=30,
         username=username, password=password, connect_timeout=CONNECT_TIMEOUT,
-    )
+    ))
     try:
         return asyncio.run(_read(client, prefix))
     except ConnectRefusedError as exc:
         raise BrokerReadError(f"the broker refused the check's login: {exc.name}") from None
-    except (MqttError, RefusedError) as exc:
+    except MqttError as exc:
         raise BrokerReadError(f"cannot read the broker's retained messages: {exc}") from None
     except TimeoutError:
         raise BrokerReadError(f"the broker at {host}:{port} did not answer the check") from None
@@ -104,7 +105,7 @@ def _keep(newest: dict[str, RetainedSeq], message: Received, depth: int) -> None
         return
     try:
         seq = screen(parts[-1], message.payload).body.get("seq")
-    except Refused:
+    except BodyRefusedError:
         return
     table = parts[depth]
     if isinstance(seq, int) and (table not in newest or seq > newest[table].seq):

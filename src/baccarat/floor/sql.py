@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any, Final
 
+from baccarat.errors import BaccaratError
 from baccarat.floor.queries import SqlReads
 from baccarat.floor.records import (
     AddResult,
@@ -44,7 +45,7 @@ LATEST_EVERY: Final = 10.0
 bench/README.md, "Facts, not copies"). The views in between are made again from the facts,
 and the newest is written at most this much later (and at close)."""
 
-class _RepeatedError(Exception):
+class _RepeatedError(BaccaratError):
     """A batch held messages stored before: it is stored again one by one."""
 
 

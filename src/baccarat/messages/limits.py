@@ -12,6 +12,7 @@ from typing import Annotated, ClassVar, Final, Literal
 
 from pydantic import ConfigDict, Field, ValidationError
 
+from baccarat.errors import BaccaratError
 from baccarat.messages.bodies import MESSAGE_CONFIG, SCHEMA_VERSION, adapter, serializer
 
 MAX_STAKE: Final = 10**12
@@ -20,7 +21,7 @@ BETS: Final = ("banker", "player", "tie", "pairs")
 """The bets a limits body sets, in the order boards show them."""
 
 
-class LimitsError(ValueError):
+class LimitsError(BaccaratError, ValueError):
     """A limits body that is not one; the text says which field and why."""
 
 

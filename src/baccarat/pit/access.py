@@ -40,7 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from baccarat.mqtt import ConnectRefusedError, MqttClient, MqttError
+from baccarat.errors import BaccaratError
+from baccarat.mqtt import ConnectRefusedError, LinkError, MqttClient, MqttSettings
 
 log = logging.getLogger("baccarat.pit")
 
@@ -65,11 +66,11 @@ REFUSED_CODES: Final = frozenset({4, 5, 134, 135})
 bad username or password (0x86) / not authorized (0x87)."""
 
 
-class LoginUnavailableError(RuntimeError):
+class LoginUnavailableError(BaccaratError, RuntimeError):
     """The broker could not be asked (unreachable, no answer): nothing is known of the login."""
 
 
-class AclError(OSError):
+class AclError(BaccaratError, OSError):
     """The history ACL file cannot be read."""
 
 
@@ -102,11 +103,11 @@ class BrokerLogin:
 
     async def check(self, username: str, password: str) -> bool:
         """True if the broker takes the login, False if it refuses it; LoginUnavailableError."""
-        client = MqttClient(
+        client = MqttClient(MqttSettings(
             self.host, self.port, client_id=f"pit-history-check-{secrets.token_hex(6)}",
             username=username, password=password, websocket_path=self.path,
             connect_timeout=self.timeout,
-        )
+        ))
         async with self._checks:
             try:
                 async with asyncio.timeout(self.timeout), client:
@@ -115,7 +116,7 @@ class BrokerLogin:
                 if exc.code in REFUSED_CODES:
                     return False
                 raise LoginUnavailableError(f"the broker refused the check: {exc}") from None
-            except (MqttError, OSError, TimeoutError) as exc:
+            except (LinkError, OSError, TimeoutError) as exc:
                 where = f"ws://{self.host}:{self.port}{self.path}"
                 raise LoginUnavailableError(f"cannot reach the broker at {where}: {exc}") from None
 

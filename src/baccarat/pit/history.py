@@ -52,6 +52,7 @@ from typing import Any, Final
 from urllib.parse import parse_qsl, urlsplit
 
 from baccarat.boards.web_server import Request, Response
+from baccarat.errors import BaccaratError
 from baccarat.floor.history import RoundHistory, parse_time, rounds, to_csv
 from baccarat.floor.store import QuarantineTopic, Store, StoreError, open_store
 from baccarat.pit.access import (
@@ -99,7 +100,7 @@ CSV_TYPE: Final = "text/csv; charset=utf-8"
 CHALLENGE: Final = ("WWW-Authenticate", 'Bearer realm="baccarat pit history"')
 
 
-class BadQueryError(ValueError):
+class BadQueryError(BaccaratError, ValueError):
     """A history request's parameters are wrong; the text says which and why."""
 
 

@@ -35,6 +35,7 @@ from typing import Final, TextIO
 from pydantic import ValidationError
 
 from baccarat.drivers.events import CardDrawn
+from baccarat.errors import BaccaratError
 from baccarat.rules.profiles import Profile, ProfileError, load_profile
 from baccarat.sim_hardware.dealer import Dealer
 from baccarat.sim_hardware.virtual_shoe import VirtualShoe
@@ -52,7 +53,7 @@ LOG_TAIL: Final = 20
 """Lines of a failed daemon's log to show."""
 
 
-class FloorError(Exception):
+class FloorError(BaccaratError):
     """A table of the simulated floor could not start or stopped by itself."""
 
 

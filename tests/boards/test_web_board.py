@@ -281,7 +281,8 @@ async def test_a_replayed_shoe_step_by_step(
 
 # What web/state.js does with tricky sequences: run in the page, with hand-made bodies.
 FOLD_CHECKS = """(async () => {
-  const { emptyState, fold, cardsLeft, currentRoads, lastResult } = await import('/state.js');
+  const { emptyState, fold, cardsLeft, currentRoads, lastResult, blockingAlarms } =
+    await import('/state.js');
   const all = (state, messages) => messages.reduce(fold, state);
   const shoe = (seq, number) => ({type: 'shoe', seq, shoe: number, phase: 'ready',
     cards_left: 400, last_round: false});
@@ -331,6 +332,10 @@ FOLD_CHECKS = """(async () => {
     cards: [{position: 'P1', card: 'AS'}, {position: 'burn', card: null},
       {position: 'B1', card: '9H'}, {position: 'P2', card: '2C'}]});
   out.late_round = [late.live.cards, late.live.playerTotal, late.live.bankerTotal, late.live.next];
+  // what players wait for: the lasting kinds (the one alarm table's), and corrections
+  out.blocking = blockingAlarms(['link_down', 'publish_refused', 'shoe_deaf', 'bad_data',
+    'outbox_full'].map((kind) => ({kind, corrections: []}))
+    .concat([{kind: 'extra_card', corrections: ['void']}])).map((a) => a.kind);
   return out;
 })()"""
 
@@ -359,6 +364,8 @@ async def test_the_page_folds_messages_like_the_terminal_board(tmp_path: Path) -
         "alarms_list": [[1, 2], [2, 1], [9, 1]],  # 1 coalesced, 2 raised after the list
         "alarms_settled": [9],  # a one-off notice stays; an older list changes nothing
         "late_round": [[["P1", "AS"], ["B1", "9H"], ["P2", "2C"]], 3, 9, "B2"],
+        # publish_refused was missing from the page's own copy of the lasting set
+        "blocking": ["link_down", "publish_refused", "shoe_deaf", "extra_card"],
     }
 
 

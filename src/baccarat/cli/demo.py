@@ -35,6 +35,7 @@ from baccarat.boards.feed import parse_broker
 from baccarat.boards.web_server import DEFAULT_WS_PORT
 from baccarat.drivers.events import CardDrawn, DealerButton
 from baccarat.mqtt import MqttClient, MqttSettings
+from baccarat.rules.alarm_kinds import HOLDS_CARD
 from baccarat.sim_hardware.dealer import Dealer, Mistake
 from baccarat.sim_hardware.virtual_shoe import VirtualShoe
 
@@ -47,9 +48,8 @@ MISTAKES: Final[dict[int, Mistake]] = {
     22: "extra_card",
 }
 """Round number -> the dealer's mistake in that round."""
-BURNABLE: Final = frozenset(
-    {"extra_card", "foreign_card", "unreadable_card", "card_before_open", "open_in_round"}
-)
+BURNABLE: Final = HOLDS_CARD
+"""Alarm kinds that hold a card aside: the demo's pit accepts each card as a burn."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -6,11 +6,15 @@ import argparse
 import sys
 
 from baccarat.cli.common import ReplayError, ReplayRun, add_profile_arguments
+from baccarat.controller.engine.engine import HANDLERS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``baccarat replay``."""
     parser.add_argument("file", help="inputs, one per line; '-' reads standard input")
+    parser.epilog = "inputs (the engine's registry of handlers): " + ", ".join(
+        handler.name for handler in HANDLERS.values()
+    ) + "; a card is its code (e.g. AS, TD)"
     add_profile_arguments(parser)
     parser.add_argument(
         "--no-roads", action="store_true", help="leave out the roads messages"

@@ -22,6 +22,7 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from baccarat.controller.engine.engine import HANDLERS
 from baccarat.controller.engine.inputs import (
     AcceptAsBurn,
     AnnounceBurn,
@@ -121,32 +122,51 @@ class DemoCommand(_Command):
 
 @dataclass(frozen=True, slots=True)
 class CommandSpec:
-    """One operator command: the model of its body and the engine input it becomes."""
+    """One operator command: the model of its body and the engine input it becomes.
+
+    Its name is the name of the engine's handler of that input (``engine/handlers.py``),
+    which says what it does: one registry of what the table takes, by name.
+    """
 
     model: type[_Command]
     make: Callable[[Any, float | None], Input]
+    input: type[Input]
+    """The engine input it becomes (its handler in the engine's registry)."""
+
+    @property
+    def description(self) -> str:
+        """What the command does: its engine handler's one line."""
+        return HANDLERS[self.input].description
 
 
 COMMANDS: Final[dict[str, CommandSpec]] = {
-    "open": CommandSpec(_Plain, lambda c, ts: OpenRound(ts=ts)),
-    "reveal": CommandSpec(_Plain, lambda c, ts: Reveal(ts=ts)),
+    "open": CommandSpec(_Plain, lambda c, ts: OpenRound(ts=ts), OpenRound),
+    "reveal": CommandSpec(_Plain, lambda c, ts: Reveal(ts=ts), Reveal),
     "void": CommandSpec(
-        VoidCommand, lambda c, ts: VoidRound(reason=c.reason, confirm=c.confirm, ts=ts)
+        VoidCommand, lambda c, ts: VoidRound(reason=c.reason, confirm=c.confirm, ts=ts),
+        VoidRound,
     ),
     "accept_as_burn": CommandSpec(
-        AcceptAsBurnCommand, lambda c, ts: AcceptAsBurn(alarm=c.alarm, ts=ts)
+        AcceptAsBurnCommand, lambda c, ts: AcceptAsBurn(alarm=c.alarm, ts=ts), AcceptAsBurn
     ),
-    "burn": CommandSpec(BurnCommand, lambda c, ts: Burn(count=c.count, ts=ts)),
-    "announce_burn": CommandSpec(_Plain, lambda c, ts: AnnounceBurn(ts=ts)),
-    "declare": CommandSpec(DeclareCommand, lambda c, ts: Declare(winner=c.winner, ts=ts)),
-    "exposed": CommandSpec(_Plain, lambda c, ts: Exposed(ts=ts)),
-    "shoe": CommandSpec(ShoeCommand, lambda c, ts: NewShoe(decks=c.decks, ts=ts)),
-    "end": CommandSpec(_Plain, lambda c, ts: EndShoe(ts=ts)),
-    "demo": CommandSpec(DemoCommand, lambda c, ts: Demo(on=c.on, ts=ts)),
+    "burn": CommandSpec(BurnCommand, lambda c, ts: Burn(count=c.count, ts=ts), Burn),
+    "announce_burn": CommandSpec(_Plain, lambda c, ts: AnnounceBurn(ts=ts), AnnounceBurn),
+    "declare": CommandSpec(
+        DeclareCommand, lambda c, ts: Declare(winner=c.winner, ts=ts), Declare
+    ),
+    "exposed": CommandSpec(_Plain, lambda c, ts: Exposed(ts=ts), Exposed),
+    "shoe": CommandSpec(ShoeCommand, lambda c, ts: NewShoe(decks=c.decks, ts=ts), NewShoe),
+    "end": CommandSpec(_Plain, lambda c, ts: EndShoe(ts=ts), EndShoe),
+    "demo": CommandSpec(DemoCommand, lambda c, ts: Demo(on=c.on, ts=ts), Demo),
 }
 """Every operator command by name: the one list the MQTT topics, the dealer's buttons and
 the pit console's buttons are checked against (tests/controller/test_command_registry.py).
-Each input's replay notation starts with its command's name."""
+Each input's replay notation starts with its command's name, which is the name of the
+engine's handler of that input (checked here at import)."""
+
+for _name, _spec in COMMANDS.items():
+    if _spec.input not in HANDLERS or HANDLERS[_spec.input].name != _name:  # pragma: no cover
+        raise ImportError(f"command {_name!r} is not the engine handler of {_spec.input}")
 
 BUTTONS: Final[dict[str, tuple[str, dict[str, Any]] | None]] = {
     "open": ("open", {}),

@@ -18,43 +18,15 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import ConfigDict, Field, TypeAdapter
 from pydantic_core import SchemaSerializer
 
+from baccarat.rules.alarm_kinds import SURVEILLANCE, AlarmKind
 from baccarat.rules.edge import Bet
 from baccarat.rules.tableau import Position, Winner
 
 SCHEMA_VERSION = 1
 
-AlarmKind = Literal[
-    "extra_card",
-    "missing_card",
-    "card_before_open",
-    "open_in_round",
-    "foreign_card",
-    "unreadable_card",
-    "result_mismatch",
-    "burn_incomplete",
-    "burn_skipped",
-    "shoe_closed",
-    "demo_limit",
-    "shoe_refused",
-    "signal_refused",
-    "link_down",
-    "device_fault",
-    "bad_data",
-    "journal_damaged",
-    "restart_in_round",
-    "clock_behind",
-    "sequence_gap",
-    "publish_refused",
-    "shoe_deaf",
-    "outbox_full",
-    "device_replay",
-    "session_reused",
-    "advantage",
-    "shuffle_suspect",
-]
-SURVEILLANCE_KINDS: frozenset[AlarmKind] = frozenset({"advantage"})
-"""Notices for the house's eyes only: the pit and surveillance show them, players' boards
-never do (a bet that favours the bettor, shown at the table, would invite that bet)."""
+SURVEILLANCE_KINDS: frozenset[AlarmKind] = SURVEILLANCE
+"""Notices for the house's eyes only (the alarm table's ``surveillance`` rows)."""
+
 Correction = Literal["accept_as_burn", "void", "deal", "declare", "burn", "open"]
 ShoePhase = Literal["burning", "ready", "in_round", "closed"]
 

@@ -51,6 +51,7 @@ from baccarat.drivers.codec import Codec, Encoder, get_codec
 from baccarat.drivers.events import CardDrawn, DealerButton, DeviceEvent
 from baccarat.drivers.framed_device import HEARTBEAT_INTERVAL, RETRANSMIT_TIMEOUT, FramedSender
 from baccarat.drivers.line import LineEncoder
+from baccarat.rules.alarm_kinds import kinds_where
 from baccarat.sim_hardware.faults import SPLIT_GAP, FaultInjector, FaultPlan
 
 log = logging.getLogger(__name__)
@@ -60,9 +61,9 @@ BITS_PER_BYTE: Final = 10
 WRITE_RETRY: Final = 0.005
 """Seconds to wait when the pty is full (the host is not reading)."""
 READ_SIZE: Final = 4096
-DEALER_GOES_ON: Final = frozenset({"burn_incomplete"})
+DEALER_GOES_ON: Final = kinds_where(dealer="goes_on")
 """Alarm kinds the dealer does not stop for: his next cards are what settles them."""
-DEALER_ENDS_ROUND: Final = frozenset({"burn_skipped"})
+DEALER_ENDS_ROUND: Final = kinds_where(dealer="ends_round")
 """Alarm kinds the dealer stops for only before his next ``open``: the round he is dealing
 is what the pit looks at (its cards are its hands), so he deals it to the end first."""
 

@@ -82,36 +82,9 @@ export const LABELS = {
   language: ["Language", "語言", "语言"],
 };
 
-// The alarm kinds of the controller (messages/bodies.py AlarmKind), for the pit's banner.
-export const ALARM_KINDS = {
-  extra_card: ["Extra card", "多出一張牌", "多出一张牌"],
-  missing_card: ["Missing card", "缺牌", "缺牌"],
-  card_before_open: ["Card before the round opened", "開局前出牌", "开局前出牌"],
-  open_in_round: ["Round opened again mid-deal", "發牌中途重新開局", "发牌中途重新开局"],
-  foreign_card: ["Foreign card", "外來牌", "外来牌"],
-  unreadable_card: ["Unreadable card", "無法讀取的牌", "无法读取的牌"],
-  result_mismatch: ["Result mismatch", "結果不符", "结果不符"],
-  burn_incomplete: ["Burn incomplete", "燒牌未完成", "烧牌未完成"],
-  burn_skipped: ["Round dealt without its burn", "未燒牌即發牌", "未烧牌即发牌"],
-  shoe_closed: ["Card after the shoe ended", "牌靴完結後出牌", "牌靴完结后出牌"],
-  demo_limit: ["Demo limit reached", "示範局數已滿", "示范局数已满"],
-  shoe_refused: ["New shoe refused", "新牌靴被拒", "新牌靴被拒"],
-  signal_refused: ["Dealer's signal refused", "荷官訊號被拒", "荷官信号被拒"],
-  link_down: ["Shoe link down", "牌靴連線中斷", "牌靴连线中断"],
-  device_fault: ["Device fault", "裝置故障", "装置故障"],
-  bad_data: ["Bad data from the shoe", "牌靴資料錯誤", "牌靴数据错误"],
-  journal_damaged: ["Journal damaged", "記錄損壞", "记录损坏"],
-  restart_in_round: ["Controller restarted mid-round", "局中控制器重啟", "局中控制器重启"],
-  clock_behind: ["Clock set back", "時鐘倒退", "时钟倒退"],
-  sequence_gap: ["Shoe frames lost", "牌靴訊框遺失", "牌靴帧丢失"],
-  publish_refused: ["Broker refuses messages", "代理伺服器拒收訊息", "代理服务器拒收消息"],
-  shoe_deaf: ["Shoe does not hear the controller", "牌靴收不到控制器訊號", "牌靴收不到控制器信号"],
-  outbox_full: ["Messages never sent (broker away too long)", "訊息未送出（代理伺服器離線過久）", "消息未发出（代理服务器离线过久）"],
-  device_replay: ["Earlier shoe session sent again (refused)", "牌靴舊連線訊框重送（已拒收）", "牌靴旧连线帧重发（已拒收）"],
-  session_reused: ["Shoe reused its session id", "牌靴重複使用連線編號", "牌靴重复使用连线编号"],
-  advantage: ["Bet favours the player", "投注對玩家有利", "投注对玩家有利"],
-  shuffle_suspect: ["Shoe repeats an earlier shoe's order", "牌序重複先前牌靴", "牌序重复先前牌靴"],
-};
+// The alarm kinds of the controller, for the pit's banner: generated from the one alarm
+// table (rules/alarm_kinds.py) into alarm_kinds.js.
+export { ALARM_KINDS } from "./alarm_kinds.js";
 
 // The corrections an alarm allows (messages/bodies.py Correction): what the pit's button
 // does, as staff say it.

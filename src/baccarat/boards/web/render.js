@@ -2,7 +2,8 @@
 // carries data-* attributes: road cells have data-col, data-row (0-based, as in the roads
 // message) and data-winner or data-colour; statistics have data-stat.
 
-import { ALARM_KINDS, fill, label, LABELS, trilingual } from "./labels.js";
+import { ALARM_KINDS, TABLE_ALARMS } from "./alarm_kinds.js";
+import { fill, label, LABELS, trilingual } from "./labels.js";
 import {
   blockingAlarms,
   cardsLeft,
@@ -18,8 +19,6 @@ const LETTERS = { banker: ["B", "莊", "庄"], player: ["P", "閒", "闲"], tie:
 const PIT_ALARMS_SHOWN = 1;
 /** The header's compact forms (board.css .topbar.fit-N). */
 const HEADER_FITS = 8;
-/** Alarms about the table's link rather than a round: the players' notice says "table". */
-const TABLE_ALARMS = new Set(["link_down", "device_fault", "bad_data", "journal_damaged", "sequence_gap", "shoe_deaf", "outbox_full", "device_replay", "session_reused"]);
 const ROAD_IDS = {
   bead_plate: "bead-plate",
   big_road: "big-road",

@@ -15,6 +15,8 @@
 // `fold(state, message)` returns the same object when the message tells nothing new (and
 // its seq is not above the highest seen).
 
+import { LASTING } from "./alarm_kinds.js";
+
 export const RECENT_RESULTS = 30;
 export const REMEMBERED_IDS = 200;
 export const SEQ_RESTART_GAP = 1000;
@@ -88,12 +90,13 @@ export function cardsLeft(state) {
 
 /**
  * The alarms that hold play up until the pit settles them (they have corrections), and a
- * shoe link that is down: what players are asked to wait for. Alarms that nothing settles
+ * lasting one (a shoe link that is down: alarm_kinds.js LASTING, from the one alarm table):
+ * what players are asked to wait for. Alarms that nothing settles
  * (bad data, a device fault, a card after the shoe ended, the demo limit, a damaged
  * journal) are never cleared and do not stop play: they are for the pit's view only.
  */
 export function blockingAlarms(alarms) {
-  return alarms.filter((a) => a.kind === "link_down" || a.kind === "shoe_deaf" || (Array.isArray(a.corrections) && a.corrections.length > 0));
+  return alarms.filter((a) => LASTING.has(a.kind) || (Array.isArray(a.corrections) && a.corrections.length > 0));
 }
 
 export function lastResult(state) {

@@ -1,62 +1,26 @@
-"""The alarms the engine raises: the article each one cites and the words it says."""
+"""The alarms the engine raises: the words each one says (its row: ``rules/alarm_kinds.py``)."""
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, cast, get_args
 
 from baccarat.controller.engine.inputs import DeviceReportKind
-from baccarat.messages.bodies import AlarmKind, Correction
+from baccarat.messages.bodies import Correction
+from baccarat.rules import alarm_kinds
+from baccarat.rules.alarm_kinds import KINDS, AlarmKind
 from baccarat.rules.tableau import Winner
 
-ARTICLE: Final[dict[AlarmKind, str]] = {
-    "extra_card": "9, 10",
-    "missing_card": "9, 10",
-    "card_before_open": "7, 10",
-    "open_in_round": "7, 10",
-    "foreign_card": "1, 10",
-    "unreadable_card": "10",
-    "result_mismatch": "11, 10",
-    "burn_incomplete": "2.1, 8",
-    "burn_skipped": "8, 10",
-    "shoe_closed": "3.1",
-    "demo_limit": "2.2",
-    "shoe_refused": "2.1",
-    "signal_refused": "7, 10",
-    "link_down": "device",
-    "device_fault": "device",
-    "bad_data": "device",
-    "journal_damaged": "device",
-    "restart_in_round": "device",
-    "clock_behind": "device",
-    "sequence_gap": "device",
-    "publish_refused": "device",
-    "shoe_deaf": "device",
-    "outbox_full": "device",
-    "device_replay": "device",
-    "session_reused": "device",
-    "advantage": "17, 18",
-    "shuffle_suspect": "2.1",
-}
-"""The article of the rules (or ``device``) that each kind of alarm cites."""
+ARTICLE: Final[dict[AlarmKind, str]] = {kind: row.article for kind, row in KINDS.items()}
+"""The article of the rules (or ``device``) that each kind of alarm cites (the table's)."""
 
 DEVICE_ALARM: Final[dict[DeviceReportKind, AlarmKind]] = {
-    "link_down": "link_down",
-    "fault": "device_fault",
-    "bad_data": "bad_data",
-    "journal": "journal_damaged",
-    "restart": "restart_in_round",
-    "clock": "clock_behind",
-    "sequence_gap": "sequence_gap",
-    "publish_refused": "publish_refused",
-    "shoe_deaf": "shoe_deaf",
-    "outbox_full": "outbox_full",
-    "replay": "device_replay",
-    "session_reused": "session_reused",
+    cast("DeviceReportKind", row.report): kind
+    for kind, row in KINDS.items() if row.report is not None
 }
 """The alarm a device report raises (``link_up`` clears ``link_down`` instead, and
 ``publish_accepted`` clears ``publish_refused``)."""
 
-LASTING: Final[frozenset[AlarmKind]] = frozenset({"link_down", "publish_refused", "shoe_deaf"})
+LASTING: Final[frozenset[AlarmKind]] = alarm_kinds.LASTING
 """Alarms with no correction that stay open until their device recovers (``link_up``).
 
 They and every alarm with corrections (open until settled) are the open alarms of the
@@ -68,11 +32,21 @@ NOTED: Final[frozenset[DeviceReportKind]] = frozenset({"hello"})
 (its session, for the next restart: PROTOCOL.md 6.4)."""
 
 RECOVERS: Final[dict[DeviceReportKind, DeviceReportKind]] = {
-    "link_up": "link_down",
-    "publish_accepted": "publish_refused",
-    "shoe_hears": "shoe_deaf",
+    cast("DeviceReportKind", row.recovery): cast("DeviceReportKind", row.report)
+    for row in KINDS.values() if row.recovery is not None
 }
 """The report that ends each lasting alarm: report -> the report that raised it."""
+
+if not {*DEVICE_ALARM, *RECOVERS} <= set(get_args(DeviceReportKind)):  # pragma: no cover
+    raise ImportError("alarm_kinds: a row names a device report that inputs.py does not know")
+
+MISSING_CARD: Final = "missing_card"
+CARD_BEFORE_OPEN: Final = "card_before_open"
+OPEN_IN_ROUND: Final = "open_in_round"
+BURN_INCOMPLETE: Final = "burn_incomplete"
+BURN_SKIPPED: Final = "burn_skipped"
+"""The kinds that more than one room of the engine raises or looks for (a room that alone
+deals with a kind writes it where it raises it)."""
 
 LISTED_AT_MOST: Final = 3
 """Alarms, or cards, that a text names before it says "and N more"."""

@@ -7,7 +7,6 @@ from typing import Final, Literal
 
 from baccarat.cards import Card
 from baccarat.messages.bodies import (
-    AlarmKind,
     AlarmMessage,
     Correction,
     DealtCard,
@@ -18,6 +17,7 @@ from baccarat.messages.bodies import (
     ShoePhase,
 )
 from baccarat.rules import tableau
+from baccarat.rules.alarm_kinds import AlarmKind
 from baccarat.rules.tableau import Position, Winner
 
 RECALL_ROUNDS: Final = 10

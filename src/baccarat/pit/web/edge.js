@@ -7,6 +7,7 @@
 // view does ({table}/#), and shows its tie's and pairs' player edges. The advantage
 // notices come on `alarm`, which the floor reads: they go to the queue while they stand.
 
+import { SURVEILLANCE } from "./board/alarm_kinds.js";
 import { check } from "./board/accept.js";
 import { PIT } from "./pit_labels.js";
 import { say } from "./words.js";
@@ -44,7 +45,7 @@ export function edgeText(body, lang = "en") {
     `${say(caption, lang)} ${percent(-body[bet].edge)}${over.includes(bet) ? " ▲" : ""}`).join(" · ");
 }
 
-/** The table's advantage notices that stand (raised, not yet gone back): for the queue. */
+/** The table's advantage notices (alarm_kinds.js SURVEILLANCE) that stand: for the queue. */
 export function advantages(state) {
-  return state.alarms.filter((a) => a.kind === "advantage");
+  return state.alarms.filter((a) => SURVEILLANCE.has(a.kind));
 }

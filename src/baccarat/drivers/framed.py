@@ -174,6 +174,8 @@ class _Placing:
     recorded: int | None = None
     session: int | None = None
     expected: int | None = None
+    journal_lost: bool = False
+    """The host's journal lost records: frames acknowledged after ``recorded`` were lost."""
     first_query: int | None = None
     first_query_at: float = 0.0
     queries: int = 0
@@ -308,7 +310,9 @@ class FramedDecoder:
         self._query_due = False
         return out
 
-    def resume_after(self, seq: int, session: int | None = None) -> None:
+    def resume_after(
+        self, seq: int, session: int | None = None, *, journal_lost: bool = False
+    ) -> None:
         """The host restarted: frame ``seq`` and those before it are already recorded.
 
         ``session``: the device's session that frame belongs to (``None``: the record does
@@ -317,11 +321,14 @@ class FramedDecoder:
         ``seq`` are acknowledged and dropped as duplicates; otherwise the device resumes at
         its oldest unacknowledged frame (the frames between were acknowledged by the host
         before it stopped, with nothing to record: heartbeats). A HELLO of ``session`` is
-        one of those frames, not a new power-up (6.4).
+        one of those frames, not a new power-up (6.4). ``journal_lost``: the host's journal
+        lost records it had flushed, so the frames between may have been inputs: they are
+        said lost (a :class:`SequenceGap`), never heartbeats.
         """
         session = None if session is None else session & 0xFFFF
         self._placing = _Placing(
-            "restart", recorded=seq & 0xFF, session=session, expected=(seq + 1) & 0xFF
+            "restart", recorded=seq & 0xFF, session=session, expected=(seq + 1) & 0xFF,
+            journal_lost=journal_lost,
         )
         self._session = session
         self._ackable = None
@@ -409,6 +416,11 @@ class FramedDecoder:
             self._place(expected, events)  # the device still has it: it comes again
         elif placing.reason == "stuck" and expected is not None:
             self._gap(expected, oldest, "the device went on without them", events)
+            self._place(oldest, events)
+        elif placing.journal_lost and expected is not None and oldest != expected:
+            why = ("acknowledged before the restart, and the journal lost the records that "
+                   "held them: inputs lost, not heartbeats")
+            self._gap(expected, oldest, why, events)
             self._place(oldest, events)
         else:
             if expected is not None and oldest != expected:

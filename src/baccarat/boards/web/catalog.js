@@ -160,6 +160,26 @@ export const SCHEMAS = {
    "lasting": {
     "type": "boolean"
    },
+   "lost_from": {
+    "anyOf": [
+     {
+      "type": "integer"
+     },
+     {
+      "type": "null"
+     }
+    ]
+   },
+   "lost_to": {
+    "anyOf": [
+     {
+      "type": "integer"
+     },
+     {
+      "type": "null"
+     }
+    ]
+   },
    "round": {
     "anyOf": [
      {
@@ -403,6 +423,26 @@ export const SCHEMAS = {
      },
      "lasting": {
       "type": "boolean"
+     },
+     "lost_from": {
+      "anyOf": [
+       {
+        "type": "integer"
+       },
+       {
+        "type": "null"
+       }
+      ]
+     },
+     "lost_to": {
+      "anyOf": [
+       {
+        "type": "integer"
+       },
+       {
+        "type": "null"
+       }
+      ]
      },
      "round": {
       "anyOf": [

@@ -45,6 +45,7 @@ from baccarat.controller.engine.inputs import (
     EndShoe,
     Exposed,
     Input,
+    JournalLost,
     NewShoe,
     OpenRound,
     Reveal,
@@ -131,6 +132,9 @@ class Engine:
         """The ``advantage`` notice standing for each bet (raised, not yet gone back)."""
         self._open_alarms: dict[int, Alarm] = {}
         """Every open alarm by id, oldest first: what the retained ``alarms`` lists."""
+        self._journal_lost: Alarm | None = None
+        """The lasting ``journal_damaged`` alarm of a :class:`JournalLost`, open until the
+        next shoe (carried in :meth:`counters`, so that a file's header resumes it)."""
         self._out: list[Message] = []
         self._ts: float | None = None
         self._origin: str | None = None
@@ -147,15 +151,45 @@ class Engine:
         engine.seq = int(counters.get("seq", 0))
         engine.alarm_seq = int(counters.get("alarm_seq", 0))
         engine._last_shoe_number = int(counters.get("shoe", 0))
+        if "lost_alarm" in counters:
+            engine._resume_journal_lost(counters)
         return engine
+
+    def _resume_journal_lost(self, counters: dict[str, int]) -> None:
+        """The open ``journal_damaged`` alarm of a loss, as :meth:`counters` wrote it."""
+        first, last = int(counters["lost_from"]), int(counters["lost_to"])
+        shoe = int(counters.get("lost_shoe", 0)) or None
+        ts = counters.get("lost_ts_us")
+        alarm = Alarm(int(counters["lost_alarm"]), "journal_damaged", [],
+                      alarms.journal_lost(first, last))
+        alarm.message = AlarmMessage(
+            seq=int(counters["lost_seq"]), ts=None if ts is None else int(ts) / 1e6,
+            id=alarm.id, kind=alarm.kind, article=alarms.ARTICLE[alarm.kind],
+            correctable=False, corrections=[], shoe=shoe, round=None, text=alarm.text,
+            lasting=True, lost_from=first, lost_to=last,
+        )
+        self._open_alarms[alarm.id] = alarm
+        self._journal_lost = alarm
 
     def counters(self) -> dict[str, int]:
         """What a fresh engine needs to continue this one's numbering at a new shoe."""
-        return {
+        counters = {
             "seq": self.seq,
             "alarm_seq": self.alarm_seq,
             "shoe": self.shoe.number if self.shoe else self._last_shoe_number,
         }
+        lost = self._journal_lost
+        if lost is not None:  # open until the next shoe: a file's header carries it
+            message = lost.message
+            assert message.lost_from is not None and message.lost_to is not None
+            counters |= {
+                "lost_alarm": lost.id, "lost_from": message.lost_from,
+                "lost_to": message.lost_to, "lost_seq": message.seq,
+                "lost_shoe": message.shoe or 0,
+            }
+            if message.ts is not None:
+                counters["lost_ts_us"] = round(message.ts * 1e6)
+        return counters
 
     # ------------------------------------------------------------------ entry point
 
@@ -253,6 +287,8 @@ class Engine:
                 self._on_advantage(inp)
             case ShuffleSuspect():
                 self._on_shuffle_suspect(inp)
+            case JournalLost():
+                self._on_journal_lost(inp)
             case _:
                 raise TypeError(f"not an engine input: {inp!r}")
 
@@ -348,6 +384,8 @@ class Engine:
         held: Sequence[Card | None] | None = None,
         foreign: bool = False,
         owner: Round | None = None,
+        lasting: bool = False,
+        lost: tuple[int, int] | None = None,
     ) -> Alarm:
         """Raise an alarm; a correctable one waits on ``owner`` (or the shoe) until settled.
 
@@ -355,6 +393,8 @@ class Engine:
         first). A card held aside where an alarm of the same kind already holds cards (the
         table it blocks goes on dealing) is coalesced into that alarm: one alarm, with a
         count. Cards of the shoe's own held aside are out of the shoe: its state changes.
+        ``lasting``: open until cleared, though it has no correction; ``lost``: the range
+        of ``seq`` numbers a ``journal_damaged`` alarm names.
         """
         cards = list(held) if held is not None else [card] if holds_card else []
         holds_card = bool(cards)
@@ -379,12 +419,15 @@ class Engine:
         )
         if alarm.corrections and waiting is not None:
             waiting.append(alarm)
-        if alarm.corrections or kind in alarms.LASTING:
+        if alarm.corrections or kind in alarms.LASTING or lasting:
             self._open_alarms[alarm.id] = alarm
-        self._announce(alarm, owner, card)
+        self._announce(alarm, owner, card, lost)
         return alarm
 
-    def _announce(self, alarm: Alarm, owner: Round | None, card: Card | None) -> None:
+    def _announce(
+        self, alarm: Alarm, owner: Round | None, card: Card | None,
+        lost: tuple[int, int] | None = None,
+    ) -> None:
         """Publish a new alarm."""
         alarm.message = AlarmMessage(
             seq=self._next_seq(),
@@ -401,6 +444,8 @@ class Engine:
             cards=[c.code if c else None for c in alarm.cards],
             count=max(len(alarm.cards), 1),
             lasting=alarm.id in self._open_alarms,
+            lost_from=None if lost is None else lost[0],
+            lost_to=None if lost is None else lost[1],
         )
         self._emit(alarm.message)
         if alarm.id in self._open_alarms:
@@ -789,6 +834,9 @@ class Engine:
             self._clear(alarm, "shoe", None)
         self._advantages.clear()
         self.shoe, self.round = shoe, None
+        if self._journal_lost is not None:  # said for the shoe it happened in: cleared by
+            self._clear(self._journal_lost, "shoe", None)  # the next (a file's header
+            self._journal_lost = None  # resumes it open, so this replays the same)
         if self.roads is not None:
             self.roads.clear()
         self._emit_shoe()
@@ -1195,6 +1243,25 @@ class Engine:
             cards=inp.cards, gap=inp.gap,
         )
         self._raise("shuffle_suspect", text, [])
+
+    def _on_journal_lost(self, inp: JournalLost) -> None:
+        """Numbering goes on after the lost range; a lasting ``journal_damaged`` names it.
+
+        Decided by the daemon at a start (outside the engine's inputs, so it is an input
+        of its own, and a replay numbers on the same way).
+        """
+        if inp.first <= self.seq:
+            raise RefusedError(
+                f"seq {inp.first} to {inp.last} cannot be lost: this table has numbered up to"
+                f" {self.seq}, and the journal holds their inputs"
+            )
+        self.seq = inp.last
+        if self._journal_lost is not None:  # an earlier loss: this alarm names the newer
+            self._clear(self._journal_lost, "journal_lost", None)
+        self._journal_lost = self._raise(
+            "journal_damaged", alarms.journal_lost(inp.first, inp.last), [], lasting=True,
+            lost=(inp.first, inp.last),
+        )
 
     @property
     def publish_refused(self) -> bool:

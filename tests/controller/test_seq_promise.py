@@ -72,7 +72,8 @@ def second_bodies(board: Recorder) -> dict[int, list[str]]:
 
 
 def card_count(board: Recorder) -> int:
-    return len({b["seq"] for b in board.bodies("card")})
+    """Card bodies received, each once (a card published again after a restart is the same)."""
+    return len({json.dumps(b, sort_keys=True) for b in board.bodies("card")})
 
 
 async def deal(shoe: VirtualShoe, board: Recorder, codes: list[str], *, new_shoe: bool) -> None:

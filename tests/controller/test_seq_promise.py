@@ -6,7 +6,7 @@ messages were already published: its last records dropped (storage that acknowle
 flush and lost it), its last record torn, or (as root) an ext4 that an I/O error turns
 read-only mid-shoe, mended with the storage back as it was before the cards it lost.
 After the restart no ``seq`` is published with a second body, and a lasting
-``journal_damaged`` alarm names the lost range (``lost_from``, ``lost_to``), taking a
+``journal_damaged`` alarm names the lost range (``lost_first``, ``lost_last``), taking a
 ``seq`` after it; the device's frames the journal lost are said lost (``sequence_gap``),
 not heartbeats.
 """
@@ -87,7 +87,7 @@ async def deal(shoe: VirtualShoe, board: Recorder, codes: list[str], *, new_shoe
 
 
 def lost_alarms(board: Recorder) -> list[dict[str, Any]]:
-    return [a for a in board.bodies("alarm") if a.get("lost_from") is not None]
+    return [a for a in board.bodies("alarm") if a.get("lost_first") is not None]
 
 
 def damage(journal: Path, records: int, *, torn: bool = False) -> None:
@@ -142,7 +142,7 @@ def check_promise(board: Recorder, daemon: Daemon, published: int, kept: int) ->
     assert second_bodies(board) == {}
     (alarm,) = lost_alarms(board)
     assert alarm["kind"] == "journal_damaged"
-    assert (alarm["lost_from"], alarm["lost_to"]) == (kept + 1, published)
+    assert (alarm["lost_first"], alarm["lost_last"]) == (kept + 1, published)
     assert alarm["seq"] == published + 1  # the alarm takes no lost seq
     assert alarm["lasting"] is True
     assert f"seq {kept + 1} to {published}" in alarm["text"]
@@ -167,7 +167,7 @@ async def test_the_journal_loses_a_torn_last_record(tmp_path: Path, mosquitto: M
     board, daemon, published, kept = await lose_the_tail(tmp_path, mosquitto, 1, torn=True)
     check_promise(board, daemon, published, kept)
     cut = [a for a in board.bodies("alarm")
-           if a["kind"] == "journal_damaged" and a.get("lost_from") is None]
+           if a["kind"] == "journal_damaged" and a.get("lost_first") is None]
     assert cut, "the torn record is reported too"  # its own notice, after the lost range
     assert cut[0]["seq"] > published
 
@@ -216,9 +216,10 @@ async def test_an_io_error_mid_shoe_and_a_mend(tmp_path: Path, mosquitto: Mosqui
     assert published - kept > 50  # dozens of messages lost with the cards
     assert second_bodies(board) == {}
     (alarm,) = lost_alarms(board)
-    assert (alarm["lost_from"], alarm["lost_to"]) == (kept + 1, published)
+    assert (alarm["lost_first"], alarm["lost_last"]) == (kept + 1, published)
     assert alarm["seq"] == published + 1
     assert "broker" in daemon.log()
     gaps = [a for a in board.bodies("alarm") if a["kind"] == "sequence_gap"]
-    assert gaps and "journal lost" in gaps[0]["text"]
+    assert gaps
+    assert "journal lost" in gaps[0]["text"]
     assert "nothing to record (heartbeats)" not in daemon.log()

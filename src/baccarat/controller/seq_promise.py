@@ -107,7 +107,8 @@ class SeqMark:
             if self.fsync:
                 os.fdatasync(self._fd)
         except OSError as exc:
-            raise SeqMarkError(exc.errno, f"cannot write {self.path}: {exc.strerror or exc}") from exc
+            why = f"cannot write {self.path}: {exc.strerror or exc}"
+            raise SeqMarkError(exc.errno, why) from exc
         self.value = seq
         self._slot = 1 - self._slot
         self.writes += 1
@@ -167,17 +168,17 @@ def lost_range(
 
 async def retained_seq(
     broker: BrokerConfig, client: MqttClient, topic_base: str, *,
-    timeout: float = PROBE_TIMEOUT,
+    within: float = PROBE_TIMEOUT,
 ) -> int | None:
     """The highest ``seq`` the broker holds retained on the table's engine topics.
 
     ``client``: a connection not yet made, built like the publisher's (no will). ``None``
-    if the broker cannot be reached within ``timeout``. Bodies are read as hostile: one
+    if the broker cannot be reached ``within`` seconds. Bodies are read as hostile: one
     that is not a JSON object with a whole ``seq`` in range is skipped (and logged).
     """
     highest: int | None = None
     try:
-        async with asyncio.timeout(timeout):
+        async with asyncio.timeout(within):
             async with client:
                 topics = [f"{topic_base}/{topic}" for topic in RETAINED_TOPICS]
                 await client.subscribe(*topics, qos=1)
@@ -205,6 +206,8 @@ async def retained_seq(
                     "(%s): the journal is compared with seq-mark and the cursor only",
                     broker.host, broker.port, reason)
         return None
+    log.info("broker %s:%d: the table's retained messages go up to seq %d",
+             broker.host, broker.port, highest)
     return highest
 
 

@@ -218,7 +218,7 @@ class AlarmMessage(Message):
             "topic meanwhile; false: a one-off notice that nothing clears."
         ),
     ] = False
-    lost_from: Annotated[
+    lost_first: Annotated[
         int | None,
         Field(
             description="journal_damaged after a start that found the journal behind what "
@@ -226,11 +226,11 @@ class AlarmMessage(Message):
             "lost (they may have been published); null otherwise."
         ),
     ] = None
-    lost_to: Annotated[
+    lost_last: Annotated[
         int | None,
         Field(
             description="The last seq of that range: this table never publishes a seq "
-            "from lost_from to lost_to again, and numbering went on after lost_to."
+            "from lost_first to lost_last again, and numbering went on after lost_last."
         ),
     ] = None
 

@@ -160,7 +160,7 @@ export const SCHEMAS = {
    "lasting": {
     "type": "boolean"
    },
-   "lost_from": {
+   "lost_first": {
     "anyOf": [
      {
       "type": "integer"
@@ -170,7 +170,7 @@ export const SCHEMAS = {
      }
     ]
    },
-   "lost_to": {
+   "lost_last": {
     "anyOf": [
      {
       "type": "integer"
@@ -424,7 +424,7 @@ export const SCHEMAS = {
      "lasting": {
       "type": "boolean"
      },
-     "lost_from": {
+     "lost_first": {
       "anyOf": [
        {
         "type": "integer"
@@ -434,7 +434,7 @@ export const SCHEMAS = {
        }
       ]
      },
-     "lost_to": {
+     "lost_last": {
       "anyOf": [
        {
         "type": "integer"

@@ -156,8 +156,15 @@ class Engine:
         return engine
 
     def _resume_journal_lost(self, counters: dict[str, int]) -> None:
-        """The open ``journal_damaged`` alarm of a loss, as :meth:`counters` wrote it."""
-        first, last = int(counters["lost_from"]), int(counters["lost_to"])
+        """The open ``journal_damaged`` alarm of a loss, as :meth:`counters` wrote it.
+
+        Counters that do not name one whole (a header someone edited) resume none.
+        """
+        if any(key not in counters for key in ("lost_first", "lost_last", "lost_seq")):
+            return
+        first, last = int(counters["lost_first"]), int(counters["lost_last"])
+        if not 0 < first <= last:
+            return
         shoe = int(counters.get("lost_shoe", 0)) or None
         ts = counters.get("lost_ts_us")
         alarm = Alarm(int(counters["lost_alarm"]), "journal_damaged", [],
@@ -166,7 +173,7 @@ class Engine:
             seq=int(counters["lost_seq"]), ts=None if ts is None else int(ts) / 1e6,
             id=alarm.id, kind=alarm.kind, article=alarms.ARTICLE[alarm.kind],
             correctable=False, corrections=[], shoe=shoe, round=None, text=alarm.text,
-            lasting=True, lost_from=first, lost_to=last,
+            lasting=True, lost_first=first, lost_last=last,
         )
         self._open_alarms[alarm.id] = alarm
         self._journal_lost = alarm
@@ -181,10 +188,9 @@ class Engine:
         lost = self._journal_lost
         if lost is not None:  # open until the next shoe: a file's header carries it
             message = lost.message
-            assert message.lost_from is not None and message.lost_to is not None
             counters |= {
-                "lost_alarm": lost.id, "lost_from": message.lost_from,
-                "lost_to": message.lost_to, "lost_seq": message.seq,
+                "lost_alarm": lost.id, "lost_first": message.lost_first or 0,
+                "lost_last": message.lost_last or 0, "lost_seq": message.seq,
                 "lost_shoe": message.shoe or 0,
             }
             if message.ts is not None:
@@ -444,8 +450,8 @@ class Engine:
             cards=[c.code if c else None for c in alarm.cards],
             count=max(len(alarm.cards), 1),
             lasting=alarm.id in self._open_alarms,
-            lost_from=None if lost is None else lost[0],
-            lost_to=None if lost is None else lost[1],
+            lost_first=None if lost is None else lost[0],
+            lost_last=None if lost is None else lost[1],
         )
         self._emit(alarm.message)
         if alarm.id in self._open_alarms:

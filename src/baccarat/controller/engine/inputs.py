@@ -271,7 +271,7 @@ class JournalLost(Input):
     ``last`` were made (and may have been published) from inputs the journal no longer
     holds. The engine continues its numbering after ``last``, so that no ``seq`` is ever
     published with a second body, and raises a lasting ``journal_damaged`` alarm naming
-    the range (its ``lost_from`` and ``lost_to``). ``evidence`` names what showed it
+    the range (its ``lost_first`` and ``lost_last``). ``evidence`` names what showed it
     (comma-separated words: ``seq-mark``, ``cursor``, ``broker``).
     """
 

@@ -464,6 +464,8 @@ class FramedDecoder:
         if expected is not None and start != expected:
             why = (
                 "the device went on without them" if placing.reason == "stuck"
+                else "acknowledged before the restart, and the journal lost the records "
+                "that held them: inputs lost" if placing.journal_lost
                 else "a device of protocol version 1 cannot say whether they were heartbeats"
             )
             self._gap(expected, start, why, events)

@@ -369,16 +369,25 @@ class Publisher:
         else:
             log.debug("broker still unreachable (%d): %s", before, text)
 
-    def _client(self) -> MqttClient:
+    def probe_client(self) -> MqttClient:
+        """A connection like the publisher's, without a will and under another client id.
+
+        For a look at what the broker holds for the table at a start
+        (:func:`~baccarat.controller.seq_promise.retained_seq`).
+        """
+        return self._client(probe=True)
+
+    def _client(self, *, probe: bool = False) -> MqttClient:
         broker = self.broker
         will = Will(self.status_topic, status_payload("offline", self.table), QOS, retain=True)
+        client_id = broker.client_id or f"baccarat-{self.table}"
         return MqttClient(MqttSettings(
             broker.host,
             broker.port,
-            client_id=broker.client_id or f"baccarat-{self.table}",
+            client_id=f"{client_id}-start" if probe else client_id,
             version=broker.mqtt_version,
             keepalive=broker.keepalive,
-            will=will,
+            will=None if probe else will,
             username=broker.username,
             password=broker.resolved_password(),
             tls_context=_tls_context(broker) if broker.tls else None,

@@ -40,7 +40,13 @@ from baccarat.controller.device_inputs import (
 )
 from baccarat.controller.edge_watch import watch_edge
 from baccarat.controller.engine.engine import Engine, Outcome
-from baccarat.controller.engine.inputs import DeviceReport, Input, NewShoe, VoidRound
+from baccarat.controller.engine.inputs import (
+    DeviceReport,
+    Input,
+    JournalLost,
+    NewShoe,
+    VoidRound,
+)
 from baccarat.controller.faults import (
     FAULT_EXIT,
     FAULT_TOPIC,
@@ -59,6 +65,7 @@ from baccarat.controller.positions import (
 )
 from baccarat.controller.publisher import Outbox, OutMessage, Publisher, status_payload
 from baccarat.controller.recovery import gaps, older_messages
+from baccarat.controller.seq_promise import Loss, SeqMark, lost_range, retained_seq
 from baccarat.controller.shuffle_watch import ShuffleWatch
 from baccarat.drivers import events as ev
 from baccarat.drivers.codec import get_codec
@@ -126,6 +133,10 @@ class Table:
         """Why the daemon stops, if it is a fault (:meth:`stop_on_fault`)."""
         self._fault_locked = False
         self.positions = PositionFiles(Path(config.journal.folder))
+        self.seq_mark = SeqMark(Path(config.journal.folder), fsync=config.journal.fsync)
+        """The highest ``seq`` put in the outbox, flushed before it is (seq_promise.py)."""
+        self.journal_loss: Loss | None = None
+        """What the start found lost: messages made whose inputs the journal lacks."""
         self.clock = TableClock()
         """The time of each input: never before the journal's newest record (see clock.py)."""
         self._clock_step: DeviceReport | None = None
@@ -136,17 +147,26 @@ class Table:
 
     # ------------------------------------------------------------------ recovery
 
-    def recover(self) -> int:
+    def recover(self, broker_seq: int | None = None) -> int:
         """Rebuild the engine from the journal; queue what the broker has not acknowledged.
 
         The newest file rebuilds the engine; the older files that hold inputs of messages
         past the cursor are replayed too (:mod:`~baccarat.controller.recovery`). Messages
-        that no file can give again are raised as a ``journal`` alarm naming them.
+        that no file can give again are raised as a ``journal`` alarm naming them. Where
+        ``seq-mark``, the cursor or the broker (``broker_seq``: the highest retained
+        ``seq`` it holds for the table, ``None`` if unknown) say more messages were made
+        than the journal replays to, numbering goes on past them (:meth:`_keep_promise`).
         Returns the number of inputs replayed from the newest file.
         """
         make_serializers()  # now, not at the first card
         report = self.journal.open()
         self.journal.prove_writable()  # before the device is opened: no event read in vain
+        try:
+            marked = self.seq_mark.open()
+        except OSError as exc:
+            raise JournalError(
+                f"cannot open {self.seq_mark.path}: {exc.strerror or exc}"
+            ) from exc
         self._recorded_device_seq = report.last_device_seq
         self.last_device_seq = self.positions.resume_point(report.last_device_seq)
         self.last_device_session = report.last_device_session
@@ -171,6 +191,7 @@ class Table:
             self._queue(message)
         if self.engine.publish_refused:  # ended when one passes
             self.publisher.refusal_left_open()
+        self._keep_promise(marked, cursor, broker_seq)  # before anything takes a new seq
         for finding in self.shuffle.take_found(self.now()):  # the daemon stopped before it
             self.handle(finding)
         for problem in report.problems:
@@ -192,6 +213,42 @@ class Table:
             "" if self.journal.fsync else "; fsync is off: a power cut may lose inputs",
         )
         return len(report.inputs)
+
+    def _keep_promise(self, marked: int | None, cursor: int, broker_seq: int | None) -> None:
+        """Number on past every ``seq`` made before, whatever the journal lost.
+
+        A journal behind ``seq-mark``, the cursor or the broker lost the inputs of messages
+        already made (and maybe published): a :class:`JournalLost` input, journaled, moves
+        the engine's numbering past them and raises the lasting ``journal_damaged`` alarm
+        that names the range. Then ``seq-mark`` is brought up to the journal's own.
+        """
+        loss = lost_range(self.engine.seq, marked=marked, cursor=cursor, broker=broker_seq)
+        if loss is not None:
+            self.journal_loss = loss
+            shown = ", ".join(
+                f"{name} {value}" for name, value in
+                (("seq-mark", marked), ("cursor", cursor), ("broker", broker_seq))
+                if name in loss.evidence
+            )
+            log.error(
+                "journal: it replays to seq %d, but %s: the inputs of %d message(s), seq %d "
+                "to %d, are lost; numbering goes on at seq %d", loss.first - 1, shown,
+                loss.count, loss.first, loss.last, loss.last + 1,
+            )
+            self.handle(JournalLost(
+                first=loss.first, last=loss.last, evidence=",".join(loss.evidence),
+                ts=self.now(),
+            ))
+        self._ensure_mark(self.engine.seq)
+
+    def _ensure_mark(self, seq: int) -> None:
+        """``seq-mark`` at least ``seq``, flushed; else a fault (:class:`JournalError`)."""
+        try:
+            self.seq_mark.ensure(seq)
+        except OSError as exc:
+            reason = f"{exc.strerror or exc}: cannot promise seq {seq}"
+            self.stop_on_fault(reason)
+            raise JournalError(reason) from exc
 
     def write_cursor(self) -> None:
         """Remember the last message the broker acknowledged; ``OSError`` if it cannot."""
@@ -291,6 +348,8 @@ class Table:
         outcome = self.engine.feed(inp)
         if self.metrics is not None:
             self.metrics.tally.count(outcome.messages, inp)
+        if outcome.messages:  # flushed before any of them can reach the broker
+            self._ensure_mark(outcome.messages[-1].seq)
         for message in outcome.messages:
             self._queue(message)
         if counters is not None and outcome.refused is None:
@@ -402,9 +461,13 @@ class Table:
         A journal that cannot be opened or recovered is a fault too: the fault is then
         published (:meth:`_report_fault`) and nothing else runs.
         """
+        broker_seq = await retained_seq(
+            self.config.broker, self.publisher.probe_client(), self.publisher.topic_base
+        )
         try:
-            self.recover()
+            self.recover(broker_seq)
         except JournalError as exc:
+            self.seq_mark.close()
             self.journal.close()
             self.stop_on_fault(str(exc), locked=isinstance(exc, JournalLockedError))
             await self._report_fault(stop)
@@ -415,6 +478,7 @@ class Table:
             await _first(stop.wait(), self.fatal.wait())
             await self._stop_tasks(publishing, others, reading)
         self._write_positions()
+        self.seq_mark.close()
         self.journal.close()
 
     def _open_device(self) -> DeviceSource | None:
@@ -433,8 +497,9 @@ class Table:
             self.device_tried.set()
         else:
             device.remember_sessions(self.device_sessions)
-        if device is not None and self.last_device_seq is not None:
-            device.resume_after(self.last_device_seq, self.last_device_session)
+            if self.last_device_seq is not None:
+                device.resume_after(self.last_device_seq, self.last_device_session,
+                                    journal_lost=self.journal_loss is not None)
         return device
 
     def _start_tasks(

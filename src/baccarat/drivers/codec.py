@@ -61,12 +61,15 @@ class Decoder(Protocol):
         """
         ...
 
-    def resume_after(self, seq: int, session: int | None = None) -> None:
+    def resume_after(
+        self, seq: int, session: int | None = None, *, journal_lost: bool = False
+    ) -> None:
         """Frames up to device sequence number ``seq`` were recorded before a host restart.
 
         ``session``: the device's session of frame ``seq``, if the record says. A protocol
         with sequence numbers acknowledges and drops the device's retransmissions of them;
-        one without does nothing.
+        one without does nothing. ``journal_lost``: the journal lost records made before
+        the restart, so frames acknowledged after ``seq`` were inputs lost, not heartbeats.
         """
         ...
 

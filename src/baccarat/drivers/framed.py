@@ -222,6 +222,8 @@ class _Placing:
     recorded: int | None = None
     session: int | None = None
     expected: int | None = None
+    journal_lost: bool = False
+    """The host's journal lost records: frames acknowledged after ``recorded`` were lost."""
     first_query: int | None = None
     first_query_at: float = 0.0
     queries: int = 0
@@ -380,7 +382,9 @@ class FramedDecoder:
         self._query_due = False
         return out
 
-    def resume_after(self, seq: int, session: int | None = None) -> None:
+    def resume_after(
+        self, seq: int, session: int | None = None, *, journal_lost: bool = False
+    ) -> None:
         """The host restarted: frame ``seq`` and those before it are already recorded.
 
         ``session``: the device's session that frame belongs to (``None``: the record does
@@ -389,11 +393,14 @@ class FramedDecoder:
         ``seq`` are acknowledged and dropped as duplicates; otherwise the device resumes at
         its oldest unacknowledged frame (the frames between were acknowledged by the host
         before it stopped, with nothing to record: heartbeats). A HELLO of ``session`` is
-        one of those frames, not a new power-up (6.4).
+        one of those frames, not a new power-up (6.4). ``journal_lost``: the host's journal
+        lost records it had flushed, so the frames between may have been inputs: they are
+        said lost (a :class:`SequenceGap`), never heartbeats.
         """
         session = None if session is None else session & 0xFFFF
         self._placing = _Placing(
-            "restart", recorded=seq & 0xFF, session=session, expected=(seq + 1) & 0xFF
+            "restart", recorded=seq & 0xFF, session=session, expected=(seq + 1) & 0xFF,
+            journal_lost=journal_lost,
         )
         if session is not None:
             self.sessions.add(session)
@@ -518,6 +525,11 @@ class FramedDecoder:
         elif placing.reason in _GOES_ON and expected is not None:
             self._gap(expected, oldest, "the device went on without them", events)
             self._place(oldest, events)
+        elif placing.journal_lost and expected is not None and oldest != expected:
+            why = ("acknowledged before the restart, and the journal lost the records that "
+                   "held them: inputs lost, not heartbeats")
+            self._gap(expected, oldest, why, events)
+            self._place(oldest, events)
         else:
             if expected is not None and oldest != expected:
                 log.info(
@@ -560,6 +572,8 @@ class FramedDecoder:
         if expected is not None and start != expected:
             why = (
                 "the device went on without them" if placing.reason == "stuck"
+                else "acknowledged before the restart, and the journal lost the records "
+                "that held them: inputs lost" if placing.journal_lost
                 else "a device of protocol version 1 cannot say whether they were heartbeats"
             )
             self._gap(expected, start, why, events)

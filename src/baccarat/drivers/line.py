@@ -119,7 +119,9 @@ class LineDecoder:
         """The line protocol has no acknowledgements: always ``b""``."""
         return b""
 
-    def resume_after(self, seq: int, session: int | None = None) -> None:
+    def resume_after(
+        self, seq: int, session: int | None = None, *, journal_lost: bool = False
+    ) -> None:
         """The line protocol has no sequence numbers: nothing to resume."""
 
     def remember_sessions(self, sessions: Iterable[int]) -> None:

@@ -103,7 +103,9 @@ class DeviceSource(abc.ABC):
 
     # -- for the consumer ------------------------------------------------------------
 
-    def resume_after(self, seq: int, session: int | None = None) -> None:
+    def resume_after(
+        self, seq: int, session: int | None = None, *, journal_lost: bool = False
+    ) -> None:
         """Frames up to device sequence number ``seq`` were recorded before a restart.
 
         ``session``: the device's session of frame ``seq`` (the ``session`` of its event),
@@ -113,11 +115,12 @@ class DeviceSource(abc.ABC):
         being delivered a second time (its HELLO among them, if its ACK was lost), and a
         device past them resumes at its oldest unacknowledged frame. Without a call the
         decoder asks too (a host with no record): it never acknowledges a frame it did not
-        take in order.
+        take in order. ``journal_lost``: the journal lost records (the table found it at
+        its start), so the frames the device skips were inputs lost, and are said so.
         """
         if self._started:
             raise DeviceSourceError("resume_after() must come before the source starts")
-        self.decoder.resume_after(seq, session)
+        self.decoder.resume_after(seq, session, journal_lost=journal_lost)
 
     def remember_sessions(self, sessions: Iterable[int]) -> None:
         """The device sessions the journal holds, oldest first; call before the source starts.

@@ -192,6 +192,21 @@ class AlarmMessage(Message):
             "topic meanwhile; false: a one-off notice that nothing clears."
         ),
     ] = False
+    lost_first: Annotated[
+        int | None,
+        Field(
+            description="journal_damaged after a start that found the journal behind what "
+            "the table had made: the first seq of the messages whose inputs the journal "
+            "lost (they may have been published); null otherwise."
+        ),
+    ] = None
+    lost_last: Annotated[
+        int | None,
+        Field(
+            description="The last seq of that range: this table never publishes a seq "
+            "from lost_first to lost_last again, and numbering went on after lost_last."
+        ),
+    ] = None
 
 
 @dataclass(slots=True, kw_only=True)

@@ -162,6 +162,26 @@ export const SCHEMAS = {
    "lasting": {
     "type": "boolean"
    },
+   "lost_first": {
+    "anyOf": [
+     {
+      "type": "integer"
+     },
+     {
+      "type": "null"
+     }
+    ]
+   },
+   "lost_last": {
+    "anyOf": [
+     {
+      "type": "integer"
+     },
+     {
+      "type": "null"
+     }
+    ]
+   },
    "round": {
     "anyOf": [
      {
@@ -409,6 +429,26 @@ export const SCHEMAS = {
      },
      "lasting": {
       "type": "boolean"
+     },
+     "lost_first": {
+      "anyOf": [
+       {
+        "type": "integer"
+       },
+       {
+        "type": "null"
+       }
+      ]
+     },
+     "lost_last": {
+      "anyOf": [
+       {
+        "type": "integer"
+       },
+       {
+        "type": "null"
+       }
+      ]
      },
      "round": {
       "anyOf": [

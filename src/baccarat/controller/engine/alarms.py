@@ -57,6 +57,17 @@ HELD_OUTSIDE_ROUND: Final[list[Correction]] = ["accept_as_burn"]
 """The corrections of a card held aside when no round is open: no round to void."""
 
 
+def journal_lost(first: int, last: int) -> str:
+    """The journal lost the inputs of messages ``first`` to ``last`` (a restart found it)."""
+    count = last - first + 1
+    return (
+        f"the journal lost the inputs of {count} message(s) already made, seq {first} to "
+        f"{last} (storage that lost flushed records, or a damaged tail): they may have been "
+        f"published; any card among them is lost. Numbering goes on at seq {last + 1}, "
+        "never reusing one; the journal's earlier records are intact"
+    )
+
+
 def card_name(code: str | None) -> str:
     """How a text names a card: its code, or what it is if the shoe could not read it."""
     return code if code is not None else "an unreadable card"

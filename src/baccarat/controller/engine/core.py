@@ -101,6 +101,9 @@ class EngineCore:
         """The ``advantage`` notice standing for each bet (raised, not yet gone back)."""
         self._open_alarms: dict[int, Alarm] = {}
         """Every open alarm by id, oldest first: what the retained ``alarms`` lists."""
+        self._journal_lost: Alarm | None = None
+        """The lasting ``journal_damaged`` alarm of a :class:`JournalLost`, open until the
+        next shoe (carried in :meth:`counters`, so that a file's header resumes it)."""
         self._out: list[Message] = []
         self._ts: float | None = None
         self._origin: str | None = None
@@ -119,15 +122,31 @@ class EngineCore:
         engine.seq = int(counters.get("seq", 0))
         engine.alarm_seq = int(counters.get("alarm_seq", 0))
         engine._last_shoe_number = int(counters.get("shoe", 0))
+        if "lost_alarm" in counters:
+            engine._resume_journal_lost(counters)
         return engine
+
+    def _resume_journal_lost(self, counters: dict[str, int]) -> None:
+        """The open alarm of a journal's loss, as :meth:`counters` wrote it (the shoe room's)."""
 
     def counters(self) -> dict[str, int]:
         """What a fresh engine needs to continue this one's numbering at a new shoe."""
-        return {
+        counters = {
             "seq": self.seq,
             "alarm_seq": self.alarm_seq,
             "shoe": self.shoe.number if self.shoe else self._last_shoe_number,
         }
+        lost = self._journal_lost
+        if lost is not None:  # open until the next shoe: a file's header carries it
+            message = lost.message
+            counters |= {
+                "lost_alarm": lost.id, "lost_first": message.lost_first or 0,
+                "lost_last": message.lost_last or 0, "lost_seq": message.seq,
+                "lost_shoe": message.shoe or 0,
+            }
+            if message.ts is not None:
+                counters["lost_ts_us"] = round(message.ts * 1e6)
+        return counters
 
     def feed(self, inp: Input) -> Outcome:
         """Apply one input; return the messages it produced or why it was refused.
@@ -279,6 +298,8 @@ class EngineCore:
         held: Sequence[Card | None] | None = None,
         foreign: bool = False,
         owner: Round | None = None,
+        lasting: bool = False,
+        lost: tuple[int, int] | None = None,
     ) -> Alarm:
         """Raise an alarm; a correctable one waits on ``owner`` (or the shoe) until settled.
 
@@ -286,6 +307,8 @@ class EngineCore:
         first). A card held aside where an alarm of the same kind already holds cards (the
         table it blocks goes on dealing) is coalesced into that alarm: one alarm, with a
         count. Cards of the shoe's own held aside are out of the shoe: its state changes.
+        ``lasting``: open until cleared, though it has no correction; ``lost``: the range
+        of ``seq`` numbers a ``journal_damaged`` alarm names.
         """
         cards = list(held) if held is not None else [card] if holds_card else []
         holds_card = bool(cards)
@@ -310,12 +333,15 @@ class EngineCore:
         )
         if alarm.corrections and waiting is not None:
             waiting.append(alarm)
-        if alarm.corrections or kind in alarms.LASTING:
+        if alarm.corrections or kind in alarms.LASTING or lasting:
             self._open_alarms[alarm.id] = alarm
-        self._announce(alarm, owner, card)
+        self._announce(alarm, owner, card, lost)
         return alarm
 
-    def _announce(self, alarm: Alarm, owner: Round | None, card: Card | None) -> None:
+    def _announce(
+        self, alarm: Alarm, owner: Round | None, card: Card | None,
+        lost: tuple[int, int] | None = None,
+    ) -> None:
         """Publish a new alarm."""
         alarm.message = AlarmMessage(
             seq=self._next_seq(),
@@ -332,6 +358,8 @@ class EngineCore:
             cards=[c.code if c else None for c in alarm.cards],
             count=max(len(alarm.cards), 1),
             lasting=alarm.id in self._open_alarms,
+            lost_first=None if lost is None else lost[0],
+            lost_last=None if lost is None else lost[1],
         )
         self._emit(alarm.message)
         if alarm.id in self._open_alarms:

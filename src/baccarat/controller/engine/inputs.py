@@ -261,6 +261,33 @@ class ShuffleSuspect(Input):
         )
 
 
+@dataclass(frozen=True, slots=True)
+class JournalLost(Input):
+    """The journal lost messages already made: numbering goes on past them (the daemon's).
+
+    Decided at a start, outside the engine, from what the daemon persisted apart from the
+    journal (the ``seq-mark`` file, the ``published`` cursor) and what the broker holds
+    retained for the table (:mod:`baccarat.controller.seq_promise`): messages ``first`` to
+    ``last`` were made (and may have been published) from inputs the journal no longer
+    holds. The engine continues its numbering after ``last``, so that no ``seq`` is ever
+    published with a second body, and raises a lasting ``journal_damaged`` alarm naming
+    the range (its ``lost_first`` and ``lost_last``). ``evidence`` names what showed it
+    (comma-separated words: ``seq-mark``, ``cursor``, ``broker``).
+    """
+
+    first: int
+    last: int
+    evidence: str = "seq-mark"
+
+    def to_text(self) -> str:
+        """The replay notation of this input."""
+        return f"journal_lost first={self.first} last={self.last} evidence={self.evidence}"
+
+
+_EVIDENCE = re.compile(r"[a-z][a-z-]{0,15}(,[a-z][a-z-]{0,15}){0,7}")
+"""What showed a loss, as the notation writes it: words joined by commas."""
+
+
 DeviceReportKind = Literal[
     "link_down", "link_up", "fault", "bad_data", "journal", "restart", "clock", "sequence_gap",
     "publish_refused", "publish_accepted", "shoe_deaf", "shoe_hears", "hello", "outbox_full",
@@ -387,6 +414,8 @@ def parse_input(line: str, ts: float | None = None) -> Input:
         return _advantage(args, ts)
     if head == "shuffle_suspect":
         return _shuffle_suspect(args, ts)
+    if head == "journal_lost":
+        return _journal_lost(args, ts)
     if head == "unreadable":
         _no_args(head, args)
         return DrawCard(card=None, ts=ts)
@@ -489,3 +518,19 @@ def _shuffle_suspect(args: list[str], ts: float | None) -> ShuffleSuspect:
         first=int(spans[1][1]), last=int(spans[1][2]),
         cards=int(cards), gap=gap, ts=ts,
     )
+
+
+def _journal_lost(args: list[str], ts: float | None) -> JournalLost:
+    """``first=101 last=103 evidence=seq-mark,broker``, in that order."""
+    pairs = [arg.partition("=") for arg in args]
+    form = "journal_lost takes first=N last=N evidence=WORD[,WORD...]"
+    if [name for name, _, _ in pairs] != ["first", "last", "evidence"]:
+        raise InputError(form)
+    first, last, evidence = (value for _, _, value in pairs)
+    if not (first.isdigit() and first.isascii() and last.isdigit() and last.isascii()):
+        raise InputError(f"{form}: bad first {first!r} or last {last!r}")
+    if not 1 <= int(first) <= int(last):
+        raise InputError(f"journal_lost: first {first} to last {last} is no range of seqs")
+    if not _EVIDENCE.fullmatch(evidence):
+        raise InputError(f"{form}: bad evidence {evidence[:40]!r}")
+    return JournalLost(first=int(first), last=int(last), evidence=evidence, ts=ts)

@@ -17,10 +17,12 @@ from baccarat.controller.engine.inputs import (
     Demo,
     DeviceReport,
     EndShoe,
+    JournalLost,
     NewShoe,
     ShuffleSuspect,
 )
-from baccarat.controller.engine.state import Shoe
+from baccarat.controller.engine.state import Alarm, Shoe
+from baccarat.messages.bodies import AlarmMessage
 from baccarat.rules.edge import Bet
 
 
@@ -52,6 +54,9 @@ class ShoeRoom(EngineCore):
             self._clear(alarm, "shoe", None)
         self._advantages.clear()
         self.shoe, self.round = shoe, None
+        if self._journal_lost is not None:  # said for the shoe it happened in: cleared by
+            self._clear(self._journal_lost, "shoe", None)  # the next (a file's header
+            self._journal_lost = None  # resumes it open, so this replays the same)
         if self.roads is not None:
             self.roads.clear()
         self._emit_shoe()
@@ -216,6 +221,53 @@ class ShoeRoom(EngineCore):
             cards=inp.cards, gap=inp.gap,
         )
         self._raise("shuffle_suspect", text, [])
+
+    def _resume_journal_lost(self, counters: dict[str, int]) -> None:
+        """The open ``journal_damaged`` alarm of a loss, as :meth:`counters` wrote it.
+
+        Counters that do not name one whole (a header someone edited) resume none.
+        """
+        if any(key not in counters for key in ("lost_first", "lost_last", "lost_seq")):
+            return
+        first, last = int(counters["lost_first"]), int(counters["lost_last"])
+        if not 0 < first <= last:
+            return
+        shoe = int(counters.get("lost_shoe", 0)) or None
+        ts = counters.get("lost_ts_us")
+        alarm = Alarm(int(counters["lost_alarm"]), alarms.DEVICE_ALARM["journal"], [],
+                      alarms.journal_lost(first, last))
+        alarm.message = AlarmMessage(
+            seq=int(counters["lost_seq"]), ts=None if ts is None else int(ts) / 1e6,
+            id=alarm.id, kind=alarm.kind, article=alarms.ARTICLE[alarm.kind],
+            correctable=False, corrections=[], shoe=shoe, round=None, text=alarm.text,
+            lasting=True, lost_first=first, lost_last=last,
+        )
+        self._open_alarms[alarm.id] = alarm
+        self._journal_lost = alarm
+
+    @handles(
+        JournalLost,
+        "journal_lost",
+        "The journal lost messages already made: numbering goes on past them, alarmed.",
+    )
+    def _on_journal_lost(self, inp: JournalLost) -> None:
+        """Numbering goes on after the lost range; a lasting ``journal_damaged`` names it.
+
+        Decided by the daemon at a start (outside the engine's inputs, so it is an input
+        of its own, and a replay numbers on the same way).
+        """
+        if inp.first <= self.seq:
+            raise RefusedError(
+                f"seq {inp.first} to {inp.last} cannot be lost: this table has numbered up to"
+                f" {self.seq}, and the journal holds their inputs"
+            )
+        self.seq = inp.last
+        if self._journal_lost is not None:  # an earlier loss: this alarm names the newer
+            self._clear(self._journal_lost, "journal_lost", None)
+        self._journal_lost = self._raise(
+            alarms.DEVICE_ALARM["journal"], alarms.journal_lost(inp.first, inp.last), [],
+            lasting=True, lost=(inp.first, inp.last),
+        )
 
     @property
     def publish_refused(self) -> bool:

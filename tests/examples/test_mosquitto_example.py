@@ -18,6 +18,7 @@ import aiomqtt
 import pytest
 
 from baccarat.boards.accept import TOPIC_TYPES
+from baccarat.messages.catalog import BROKER_MAX_PACKET
 from support.daemon import Daemon, Recorder
 from support.mosquitto import Mosquitto, MosquittoFactory
 from support.mqtt5 import Mqtt5
@@ -32,7 +33,7 @@ USERS = {
     for name in (CONTROLLER, OTHER_CONTROLLER, BOARD, OTHER_BOARD, PIT_SCREEN, PIT, OTHER_PIT)
 }
 LISTENERS: tuple[dict[str, bool], ...] = ({}, {"tls": True}, {"websockets": True})
-MAX_PACKET = 262144  # max_packet_size in the example's mosquitto.conf
+MAX_PACKET = BROKER_MAX_PACKET  # max_packet_size in the example's mosquitto.conf
 SUCCESS, NO_SUBSCRIBERS = 0x00, 0x10  # MQTT 5 reason codes: accepted
 NOT_AUTHORIZED, PACKET_TOO_LARGE = 0x87, 0x95  # MQTT 5 reason codes: refused
 WAIT = 5.0  # seconds for a message that should come
@@ -307,7 +308,7 @@ async def test_a_controller_reads_only_its_own_tables_commands(floor: Mosquitto)
 
 
 async def test_an_oversized_message_is_refused(floor: Mosquitto) -> None:
-    roads_sized = b"r" * 64_000  # above the roads of a full shoe (about 40 kB)
+    roads_sized = b"r" * 128 * 1024  # the roads' limit: twice a 12-deck shoe's roads
     just_fits = b"f" * (MAX_PACKET - 1024)  # the topic and headers take the rest
     async with login(floor, CONTROLLER) as controller, login(floor, BOARD) as board:
         await controller.subscribe("baccarat/T07/cmd/#", qos=1)

@@ -69,17 +69,17 @@ export function notices(state) {
 
 /**
  * The console after one message on a table's topic (`text` is its body as text, `bytes`
- * its length in bytes).
+ * its length in bytes; `text` null: a body longer than its topic allows, counted refused).
  */
 export function receive(console_, prefix, topic, text, bytes = text.length) {
   const where = parseTopic(prefix, topic);
   if (where === null) return console_;
   const { table, kind } = where;
   if (kind.startsWith("cmd/")) return console_;
-  if (isReply(kind)) return withReply(console_, table, text);
-  if (!text) return console_; // a retained body cleared
+  if (isReply(kind)) return text === null ? console_ : withReply(console_, table, text);
+  if (text === "") return console_; // a retained body cleared
   const before = console_.tables[table] || emptyState(table);
-  if (kind === "edge") return withEdgeOf(console_, table, before, text, bytes);
+  if (kind === "edge" && text !== null) return withEdgeOf(console_, table, before, text, bytes);
   // checked against its topic before it is folded (the board's accept.js): a body of
   // another type, or with fields not of its schema, is counted on the table, never shown
   const after = receiveBody(before, kind, text, table, bytes);

@@ -9,6 +9,7 @@
 // Query parameters: ?prefix=baccarat&ws=ws://broker:9001/mqtt override config.json.
 
 import mqtt from "./vendor/mqtt.esm.js";
+import { bodyText } from "./board/accept.js";
 import { LABELS, LANGUAGE_ORDER, LANGUAGES } from "./board/labels.js";
 import {
   alarmKey,
@@ -195,9 +196,11 @@ class PitConsole {
     client.on("message", (topic, payload, packet) => {
       const ids = packet && packet.properties ? packet.properties.subscriptionIdentifier : undefined;
       if (secondCopy(this.config.prefix, topic, ids)) return;
-      const text = new TextDecoder().decode(payload);
+      // measured before it is decoded: null, a body longer than its topic allows (accept.js)
+      const where = parseTopic(this.config.prefix, topic);
+      const text = where === null ? null : bodyText(where.kind, payload);
       this.update(receive(this.state, this.config.prefix, topic, text, payload.length));
-      this.settleWaiting(topic, text);
+      if (text !== null) this.settleWaiting(topic, text);
     });
   }
 

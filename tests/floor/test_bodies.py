@@ -20,8 +20,8 @@ from baccarat.floor.bodies import (
     Refused,
     screen,
 )
-from baccarat.messages.bodies import Message, json_schema, type_name
 from baccarat.messages import catalog
+from baccarat.messages.bodies import Message, json_schema, type_name
 from baccarat.messages.catalog import SCHEMA_TYPES
 
 STORE_FIELDS = ("seq", "ts", "shoe", "round")

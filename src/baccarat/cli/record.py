@@ -19,6 +19,7 @@ from baccarat import logs
 from baccarat.boards.feed import parse_broker
 from baccarat.floor.metrics import RecorderMetrics
 from baccarat.floor.recorder import BrokerAddress, Recorder, RecorderFailedError
+from baccarat.floor.records import QUARANTINE_SAMPLE
 from baccarat.floor.shuffle import DAY, FloorShuffle
 from baccarat.floor.store import Store, StoreError, open_store
 from baccarat.floor.watchdog import TIMEOUT as STALL_TIMEOUT
@@ -62,6 +63,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="seconds the broker may deliver nothing, the recorder's probe due back, before"
         f" the recorder reconnects ({STALL_TIMEOUT:.0f}; 0: no watchdog)",
     )
+    parser.add_argument(
+        "--quarantine-keep", type=int, default=QUARANTINE_SAMPLE, metavar="N",
+        help=f"quarantined bodies kept, the newest ({QUARANTINE_SAMPLE:,}: at most 64 MiB);"
+        " every one is counted all the same, by topic and reason (docs/limits.md)",
+    )
     parser.add_argument("--log-level", default="INFO")
     parser.add_argument("--log-format", choices=logs.FORMATS,
                         default=os.environ.get("BACCARAT_LOG_FORMAT", "text"))
@@ -100,6 +106,7 @@ def run(args: argparse.Namespace) -> int:
     )
     try:
         store = open_store(args.db)
+        store.quarantine_keep = max(0, args.quarantine_keep)
     except StoreError as exc:
         print(f"baccarat record: {exc}", file=sys.stderr)
         return 2
@@ -150,6 +157,7 @@ async def _record(
     c = recorder.counters
     logging.getLogger("baccarat.floor").info(
         "stopped: %d received, %d stored, %d duplicate(s), %d conflict(s), %d quarantined"
-        " (%d refused by the database), %d kept nowhere",
-        c.received, c.stored, c.duplicates, c.conflicts, c.quarantined, c.refused, c.unrecorded,
+        " (%d refused by the database), %d kept nowhere; stopped reading the broker %d time(s),"
+        " behind", c.received, c.stored, c.duplicates, c.conflicts, c.quarantined, c.refused,
+        c.unrecorded, c.pauses,
     )

@@ -24,7 +24,12 @@ from pathlib import Path
 from typing import Final
 from urllib.parse import unquote, urlsplit
 
+from baccarat.logs import Repeated, quiet_os_errors
+
 log = logging.getLogger("baccarat.web")
+MAX_CLIENTS: Final = 200
+"""Connections served at once; more are closed at once, counted in one warning a window
+(a client takes one or two; slow or idle ones wait REQUEST_TIMEOUT at most)."""
 
 WEB_ROOT: Final = Path(__file__).with_name("web")
 """The page's files, shipped inside the package."""
@@ -200,6 +205,8 @@ class WebBoardServer:
         self.files: dict[str, tuple[bytes, str]] = {}
         self._server: asyncio.Server | None = None
         self._clients: set[asyncio.StreamWriter] = set()
+        self._busy = Repeated(log)
+        """Connections refused (too many open) and the loop's expected OS errors."""
 
     @property
     def port(self) -> int:
@@ -224,6 +231,7 @@ class WebBoardServer:
     async def start(self) -> WebBoardServer:
         """Read the files and start listening."""
         self.files = self.load()
+        quiet_os_errors(asyncio.get_running_loop(), log, self._busy)  # EMFILE: one line
         self._server = await asyncio.start_server(self._serve, self.host, self.requested_port)
         return self
 
@@ -267,6 +275,12 @@ class WebBoardServer:
         return self.respond(request.method, request.target)
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if len(self._clients) >= MAX_CLIENTS:
+            self._busy.log(logging.WARNING, "busy", "%s: %d connections open, the most served at"
+                           " once: a new one from %s closed", self.url, len(self._clients),
+                           _peer(writer))
+            writer.close()
+            return
         self._clients.add(writer)
         try:
             async with asyncio.timeout(REQUEST_TIMEOUT):
@@ -281,7 +295,7 @@ class WebBoardServer:
             await writer.drain()
         except (TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
             pass  # a client that went away or sent nothing useful: nothing to answer
-        except ConnectionError as exc:
+        except OSError as exc:  # a reset, a broken pipe: the client's, not ours
             log.debug("web board client gone: %s", exc)
         finally:
             self._clients.discard(writer)

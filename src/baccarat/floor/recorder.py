@@ -60,6 +60,7 @@ from baccarat.floor.store import (
     StoreRefusedError,
     StoreUnavailableError,
 )
+from baccarat.logs import Repeated
 from baccarat.mqtt import MqttClient, MqttError, PublishRefusedError, RefusedError
 
 log = logging.getLogger(__name__)
@@ -94,8 +95,8 @@ LAG_EVERY: Final = 10.0
 """Seconds between the log lines that say how far behind the recorder is."""
 LAG_BEHIND: Final = 5.0
 """Seconds the oldest unacknowledged message may wait before the recorder says it is behind."""
-LOG_QUARANTINED: Final = 100
-"""Quarantined messages logged one by one; after these, one line a thousand."""
+_QUARANTINED: Final = Repeated(log)
+"""Quarantined messages: one line per topic and cause, then a count every ten seconds."""
 MAX_TABLE: Final = 64
 """The longest table name (the daemon's table ids are at most 64 characters)."""
 FINDINGS_MAX: Final = 1000
@@ -519,9 +520,9 @@ class Recorder:
     def _bad(self, delivery: Delivery, why: str, cause: str) -> Quarantined:
         """Log a message that must not be recorded; it goes into quarantine."""
         self._screened_out += 1
-        if self._screened_out <= LOG_QUARANTINED or self._screened_out % 1000 == 0:
-            log.warning("message on %s quarantined (%d so far): %s: %s", shown(delivery.topic),
-                        self._screened_out, why, shown(delivery.payload[:64], 64))
+        _QUARANTINED.log(logging.WARNING, (delivery.topic, cause),
+                         "message on %s quarantined (%d so far): %s: %s", shown(delivery.topic),
+                         self._screened_out, why, shown(delivery.payload[:64], 64))
         return Quarantined(delivery.topic, delivery.payload, why, delivery.received, cause)
 
     def _count(

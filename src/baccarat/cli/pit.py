@@ -68,6 +68,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         " PREFIX/TABLE/result",
     )
     parser.add_argument(
+        "--history-passwords", metavar="FILE", type=Path,
+        help="the broker's password_file (readable by the console's user): a history token"
+        " is revoked when its operator's password changes or the account is removed",
+    )
+    parser.add_argument(
         "--history-log", metavar="FILE", type=Path,
         help="also append every history login and read (the baccarat.pit log lines) here",
     )
@@ -84,7 +89,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Serve the console until interrupted; 2 if an argument is wrong or the port taken."""
     from baccarat.boards.web_server import page_config
-    from baccarat.pit.access import AclError, BrokerLogin, ReadAcl
+    from baccarat.pit.access import AclError, BrokerLogin, PasswordFile, ReadAcl, Sessions
     from baccarat.pit.areas import AreasError, load_areas
     from baccarat.pit.history import HistoryAccess
     from baccarat.pit.server import PitServer
@@ -121,6 +126,13 @@ def run(args: argparse.Namespace) -> int:
             print(f"baccarat pit: {exc}", file=sys.stderr)
             return 2
         access = HistoryAccess(BrokerLogin(host, args.ws_port), acl, args.prefix)
+        if args.history_passwords is not None:
+            passwords = PasswordFile(args.history_passwords)
+            if not args.history_passwords.is_file():
+                print(f"baccarat pit: no --history-passwords file {args.history_passwords}",
+                      file=sys.stderr)
+                return 2
+            access.sessions = Sessions(passwords=passwords)
     if args.history_log is not None:
         try:
             audit_file = logging.FileHandler(args.history_log, encoding="utf-8")

@@ -54,6 +54,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="read-only broker account of the live boards under /board/ (board-pit)",
     )
     parser.add_argument(
+        "--board-accounts", type=int, default=0, metavar="N",
+        help="the live boards log in as USERNAME-1 ... USERNAME-N in turn (one password), so"
+        " that N boards open at once each have their own client id (0: USERNAME alone)",
+    )
+    parser.add_argument(
         "--board-password-file", metavar="FILE",
         help=f"file holding that account's password (or ${PASSWORD_ENV})",
     )
@@ -154,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
     )
     server = PitServer(
         console, board, host=args.web_host, port=args.web, db=args.db, access=access,
-        areas=areas,
+        areas=areas, board_accounts=max(0, args.board_accounts),
     )
     try:
         asyncio.run(serve(server))

@@ -19,6 +19,7 @@ import json
 import logging
 import mimetypes
 import os
+import ssl
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -188,6 +189,40 @@ def content_type(name: str) -> str:
     return CONTENT_TYPES.get(suffix) or mimetypes.guess_type(name)[0] or "application/octet-stream"
 
 
+def tls_context(cert: Path, key: Path) -> ssl.SSLContext:
+    """A server's TLS context from a certificate (chain) and its key, PEM files.
+
+    ``OSError`` or ``ssl.SSLError`` when they cannot be read or do not match.
+    """
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.load_cert_chain(cert, key)
+    return context
+
+
+def tls_from(cert: Path | None, key: Path | None) -> tuple[ssl.SSLContext | None, str | None]:
+    """The TLS context of ``--tls-cert`` and ``--tls-key`` (None without), or what is wrong.
+
+    Shared by ``baccarat board --web`` and ``baccarat pit``.
+    """
+    if cert is None and key is None:
+        return None, None
+    if cert is None or key is None:
+        return None, "--tls-cert and --tls-key go together"
+    try:
+        return tls_context(cert, key), None
+    except (OSError, ssl.SSLError) as exc:
+        return None, f"cannot use the certificate {cert} and key {key}: {exc}"
+
+
+def plain_http_warning(host: str, logins: bool) -> str | None:
+    """What to say when a server with logins speaks plain HTTP beyond this machine."""
+    if not logins or _is_loopback(host):
+        return None
+    return (f"serving plain HTTP on {host}: operators' passwords cross the network in clear;"
+            " acceptable on a closed pit network only (--tls-cert and --tls-key serve HTTPS)")
+
+
 class WebBoardServer:
     """The static file server of the web board; ``await start()``, then ``close()``."""
 
@@ -197,8 +232,11 @@ class WebBoardServer:
         host: str = "127.0.0.1",
         port: int = 0,
         root: Path = WEB_ROOT,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
+        """``ssl_context``: serve HTTPS with it (:func:`tls_context`); None, plain HTTP."""
         self.config = config
+        self.ssl_context = ssl_context
         self.host = host
         self.requested_port = port
         self.root = root
@@ -220,7 +258,8 @@ class WebBoardServer:
     def url(self) -> str:
         """The page's address."""
         host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}/"
+        scheme = "https" if self.ssl_context is not None else "http"
+        return f"{scheme}://{host}:{self.port}/"
 
     def load(self) -> dict[str, tuple[bytes, str]]:
         """The files to serve by URL path, ``config.json`` included (read at start)."""
@@ -232,7 +271,10 @@ class WebBoardServer:
         """Read the files and start listening."""
         self.files = self.load()
         quiet_os_errors(asyncio.get_running_loop(), log, self._busy)  # EMFILE: one line
-        self._server = await asyncio.start_server(self._serve, self.host, self.requested_port)
+        self._server = await asyncio.start_server(
+            self._serve, self.host, self.requested_port, ssl=self.ssl_context,
+            ssl_handshake_timeout=REQUEST_TIMEOUT if self.ssl_context is not None else None,
+        )
         return self
 
     async def serve_forever(self) -> None:

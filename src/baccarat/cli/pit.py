@@ -24,7 +24,13 @@ from typing import TYPE_CHECKING
 
 from baccarat import logs
 from baccarat.boards.feed import parse_broker
-from baccarat.boards.web_server import DEFAULT_WS_PORT, PASSWORD_ENV, board_password
+from baccarat.boards.web_server import (
+    DEFAULT_WS_PORT,
+    PASSWORD_ENV,
+    board_password,
+    plain_http_warning,
+    tls_from,
+)
 
 if TYPE_CHECKING:
     from baccarat.pit.server import PitServer
@@ -40,6 +46,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--web-host", default="127.0.0.1",
         help="address to listen on (127.0.0.1; 0.0.0.0 for browsers on other machines)",
     )
+    parser.add_argument(
+        "--tls-cert", metavar="FILE", type=Path,
+        help="serve HTTPS with this certificate (PEM, the chain), with --tls-key",
+    )
+    parser.add_argument("--tls-key", metavar="FILE", type=Path, help="its private key (PEM)")
     parser.add_argument(
         "--broker", default="localhost",
         help="HOST[:PORT] of the MQTT broker; only its host is used, for the page",
@@ -157,9 +168,15 @@ def run(args: argparse.Namespace) -> int:
         username=args.board_username,
         password=password if args.board_username else None,
     )
+    context, problem = tls_from(args.tls_cert, args.tls_key)
+    if problem is not None:
+        print(f"baccarat pit: {problem}", file=sys.stderr)
+        return 2
+    if context is None and (warning := plain_http_warning(args.web_host, logins=True)):
+        logging.getLogger("baccarat.pit").warning("%s", warning)
     server = PitServer(
         console, board, host=args.web_host, port=args.web, db=args.db, access=access,
-        areas=areas, board_accounts=max(0, args.board_accounts),
+        areas=areas, board_accounts=max(0, args.board_accounts), ssl_context=context,
     )
     try:
         asyncio.run(serve(server))

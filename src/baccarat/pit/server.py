@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import ssl
 from pathlib import Path
 from typing import Final
 from urllib.parse import urlsplit
@@ -82,8 +83,9 @@ class PitServer(WebBoardServer):
         access: HistoryAccess | None = None,
         areas: list[tuple[str, list[str]]] | None = None,
         board_accounts: int = 0,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
-        super().__init__(config, host=host, port=port, root=PIT_ROOT)
+        super().__init__(config, host=host, port=port, root=PIT_ROOT, ssl_context=ssl_context)
         self.board_config = board_config
         self.board_accounts = board_accounts if board_config.username else 0
         """Accounts the live boards take in turn (``{username}-1`` ...): 0, the one."""

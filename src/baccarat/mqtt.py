@@ -56,6 +56,14 @@ MISC_INTERVAL: Final = 1.0
 """Seconds between calls of paho's ``loop_misc`` (keepalive pings and their timeout)."""
 CLOSE_TIMEOUT: Final = 2.0
 """Seconds to wait for the DISCONNECT packet to leave on a deliberate close."""
+MAX_BUFFERED: Final = 8 * 1024 * 1024
+"""Bytes of received messages that wait for the owner (:meth:`MqttClient.messages`) at most.
+
+Over it the client stops reading its socket until the owner has taken half of them: the
+broker's TCP window fills and the broker keeps the rest in the client's queue (its
+``max_queued_messages`` / ``max_queued_bytes``, where QoS 0 is dropped first), so memory
+does not grow with what the broker sends. An owner that takes nothing for longer than the
+keepalive loses the connection (its ping unanswered) and reconnects."""
 UNDECODABLE_TOPIC: Final = "(a topic that is not UTF-8)"
 """The topic of a received message whose topic is not UTF-8 (a broker should not pass one)."""
 
@@ -172,6 +180,9 @@ class MqttSettings:
     receive_maximum: int | None = None
     manual_ack: bool = False
     websocket_path: str | None = None
+    max_buffered: int = MAX_BUFFERED
+    """Bytes of received payloads the owner has not taken at most: past it the client
+    stops reading its socket (the broker keeps the rest) until half is taken."""
 
     def __post_init__(self) -> None:
         if self.version != "5" and (
@@ -243,6 +254,13 @@ class MqttClient:
         self._connack: asyncio.Future[None] | None = None
         self._pending: dict[int, _Pending] = {}
         self._received: asyncio.Queue[Received | LinkError] = asyncio.Queue()
+        self._buffered = 0
+        """Bytes of the payloads in ``_received``."""
+        self._max_buffered = settings.max_buffered
+        self._paused = False
+        """The socket is off the loop's readers: the owner has too much waiting."""
+        self.pauses = 0
+        """Times the client stopped reading for the owner (:data:`MAX_BUFFERED`)."""
         self._lost: LinkError | None = None
         self._closing = False
         self._closed = asyncio.Event()
@@ -328,7 +346,8 @@ class MqttClient:
         assert self._loop is not None
         assert self._fd is not None
         self._attached = True
-        self._loop.add_reader(self._fd, self._readable)
+        if not self._paused:
+            self._loop.add_reader(self._fd, self._readable)
         if self._paho.want_write():
             self._loop.add_writer(self._fd, self._writable)
         self._misc = self._loop.create_task(self._keepalive(), name="mqtt-keepalive")
@@ -427,6 +446,9 @@ class MqttClient:
             if isinstance(item, LinkError):
                 self._received.put_nowait(item)  # for any other reader
                 raise item
+            self._buffered -= len(item.payload)
+            if self._paused and self._buffered <= self._max_buffered // 2:
+                self._resume()
             yield item
 
     def _check_connected(self) -> None:
@@ -496,11 +518,29 @@ class MqttClient:
             topic = message.topic
         except UnicodeDecodeError:  # the owner decides what to do with it; never raised here
             topic = UNDECODABLE_TOPIC
+        self._buffered += len(message.payload)
+        if self._buffered > self._max_buffered and not self._paused:
+            self._pause()
         response = getattr(message.properties, "ResponseTopic", None)
         self._received.put_nowait(Received(
             topic, bytes(message.payload), bool(message.retain), response,
             message.mid, message.qos,
         ))
+
+    def _pause(self) -> None:
+        """Stop reading: the owner has :data:`MAX_BUFFERED` bytes of messages waiting."""
+        self._paused = True
+        self.pauses += 1
+        if self._attached and self._loop is not None and self._fd is not None:
+            self._loop.remove_reader(self._fd)
+        log.debug("mqtt %s:%d: %d bytes of messages wait for their reader: not reading"
+                  " until it takes them", self.settings.host, self.settings.port, self._buffered)
+
+    def _resume(self) -> None:
+        self._paused = False
+        if self._attached and self._loop is not None and self._fd is not None:
+            self._loop.add_reader(self._fd, self._readable)
+            self._loop.call_soon(self._readable)  # bytes may wait in a TLS buffer
 
     def _on_socket_open(self, client: paho.Client, userdata: Any, sock: Any) -> None:
         # Called in the connect thread: only note the socket; _attach registers it.
@@ -531,7 +571,8 @@ class MqttClient:
             self._paho.loop_read()
             sock = self._paho.socket()
             # An SSL socket may hold decrypted bytes that select() does not see.
-            while sock is not None and hasattr(sock, "pending") and sock.pending() > 0:
+            while (not self._paused and sock is not None and hasattr(sock, "pending")
+                   and sock.pending() > 0):
                 self._paho.loop_read()
                 sock = self._paho.socket()
         except (OSError, ValueError) as exc:

@@ -168,5 +168,10 @@ def forged_bodies(table: str) -> list[Forged]:
         Forged("shoe", b"{}", "no type"),
         Forged("shoe", b"\xff\xfe{}", "not UTF-8"),
         Forged("roads", encoded(good["roads"] | {"pad": "x" * (300 * 1024)}), "over 256 kB"),
+        Forged("roads", encoded(good["roads"] | {"pad": "x" * (129 * 1024)}), "over 128 kB"),
+        # valid bodies but for their length (JSON's own blanks): refused before parsing
+        Forged("limits", encoded(limits_body(table)) + b" " * 1024, "limits over 1 kB"),
+        Forged("card", encoded(good["card"]) + b" " * 1024, "a card over 1 kB"),
+        Forged("limits", b"\xff" * (64 * 1024), "64 kB of garbage on limits"),
     ]
     return out

@@ -8,6 +8,8 @@ accounts are those the example's ACL names, with passwords made up here.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import os
 import re
 import subprocess
@@ -18,6 +20,9 @@ import aiomqtt
 import pytest
 
 from baccarat.boards.accept import TOPIC_TYPES
+from baccarat.boards.web_server import page_config
+from baccarat.messages.catalog import BROKER_MAX_PACKET
+from baccarat.pit.server import PitServer
 from support.daemon import Daemon, Recorder
 from support.mosquitto import Mosquitto, MosquittoFactory
 from support.mqtt5 import Mqtt5
@@ -27,12 +32,14 @@ CONTROLLER, OTHER_CONTROLLER = "baccarat-T07", "baccarat-T08"  # tables T07 and 
 CONTROLLER_ID = "baccarat-T07"  # the daemon's client id for T07: "baccarat-" + table
 BOARD, OTHER_BOARD, PIT_SCREEN = "board-T07", "board-T08", "board-pit"
 PIT, OTHER_PIT = "pit-ana", "pit-ben"
+PIT_BOARDS = ("board-pit-1", "board-pit-2", "board-pit-3")  # baccarat pit --board-accounts 3
 USERS = {
     name: f"{name}-secret"
-    for name in (CONTROLLER, OTHER_CONTROLLER, BOARD, OTHER_BOARD, PIT_SCREEN, PIT, OTHER_PIT)
+    for name in (CONTROLLER, OTHER_CONTROLLER, BOARD, OTHER_BOARD, PIT_SCREEN, *PIT_BOARDS, PIT,
+                 OTHER_PIT)
 }
 LISTENERS: tuple[dict[str, bool], ...] = ({}, {"tls": True}, {"websockets": True})
-MAX_PACKET = 262144  # max_packet_size in the example's mosquitto.conf
+MAX_PACKET = BROKER_MAX_PACKET  # max_packet_size in the example's mosquitto.conf
 SUCCESS, NO_SUBSCRIBERS = 0x00, 0x10  # MQTT 5 reason codes: accepted
 NOT_AUTHORIZED, PACKET_TOO_LARGE = 0x87, 0x95  # MQTT 5 reason codes: refused
 WAIT = 5.0  # seconds for a message that should come
@@ -307,7 +314,7 @@ async def test_a_controller_reads_only_its_own_tables_commands(floor: Mosquitto)
 
 
 async def test_an_oversized_message_is_refused(floor: Mosquitto) -> None:
-    roads_sized = b"r" * 64_000  # above the roads of a full shoe (about 40 kB)
+    roads_sized = b"r" * 128 * 1024  # the roads' limit: twice a 12-deck shoe's roads
     just_fits = b"f" * (MAX_PACKET - 1024)  # the topic and headers take the rest
     async with login(floor, CONTROLLER) as controller, login(floor, BOARD) as board:
         await controller.subscribe("baccarat/T07/cmd/#", qos=1)
@@ -378,3 +385,51 @@ async def test_nobody_takes_the_controllers_session(
     assert "already connected, closing old connection" not in log
     for user in intruders:  # each intruder got its own account's client id
         assert f" as {user} " in log
+
+
+async def http_body(port: int, path: str) -> bytes:
+    """The body of a GET on the local web server."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    await writer.drain()
+    answer = await reader.read()
+    writer.close()
+    return answer.partition(b"\r\n\r\n")[2]
+
+
+async def test_three_live_boards_from_the_console_each_keep_their_connection(
+    floor: Mosquitto,
+) -> None:
+    """Issue 32: two boards of the board-pit account evicted each other (13 times in 25 s).
+
+    The console hands each board it opens the next of its accounts (--board-accounts 3:
+    /board/config.json names board-pit-1, -2, -3 in turn); three boards connected at once
+    over the WebSocket listener, as the page does, each asking for the same client id,
+    keep their connections and all get a table's message. board-pit twice, as before,
+    does not.
+    """
+    console = page_config(floor.host, floor.websockets_port, None, "baccarat")
+    board = page_config(floor.host, floor.websockets_port, None, "baccarat",
+                        username=PIT_SCREEN, password="screen-pass")
+    async with PitServer(console, board, board_accounts=len(PIT_BOARDS)) as server:
+        configs = [json.loads(await http_body(server.port, "/board/config.json"))
+                   for _ in range(len(PIT_BOARDS) + 1)]
+    names = [c["username"] for c in configs]
+    assert names == [*PIT_BOARDS, PIT_BOARDS[0]]  # in turn
+    async with contextlib.AsyncExitStack() as stack:
+        boards = [await stack.enter_async_context(
+            login(floor, name, websockets=True, identifier="baccarat-board-same"))
+            for name in PIT_BOARDS]
+        for client in boards:
+            await client.subscribe("baccarat/T07/result", qos=1)
+        await asyncio.sleep(SETTLE)
+        async with login(floor, CONTROLLER) as controller:
+            await controller.publish("baccarat/T07/result", b"{}", qos=1)
+        for client in boards:
+            assert await first_payload(client) == b"{}"  # none was knocked off
+    assert "already connected" not in floor.log()
+    async with login(floor, PIT_SCREEN, websockets=True) as first:
+        await first.subscribe("baccarat/T07/result", qos=1)
+        async with login(floor, PIT_SCREEN, websockets=True):
+            await asyncio.sleep(SETTLE)
+    assert "already connected" in floor.log()  # the shared account: the first was evicted

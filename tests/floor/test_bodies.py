@@ -15,10 +15,12 @@ from baccarat.floor.bodies import (
     FIELDS,
     MAX_BYTES,
     MAX_DEPTH,
+    TOPIC_MAX_BYTES,
     TOPIC_TYPES,
     BodyRefusedError,
     screen,
 )
+from baccarat.messages import catalog
 from baccarat.messages.bodies import Message, json_schema, type_name
 from baccarat.messages.catalog import SCHEMA_TYPES
 
@@ -103,8 +105,9 @@ HOSTILE = [
     ("card", b"[1, 2]", "not a JSON object"),
     ("card", b'{"type":"card","seq":1,"ts":NaN}', "not JSON"),
     ("card", b'{"type":"card","seq":1,"ts":1e400}', "not finite"),
-    ("card", b'{"type":"card","seq":' + b"9" * 5000 + b"}", "not JSON"),
-    ("card", b"[" * 100_000 + b"]" * 100_000, "nested deeper"),
+    ("roads", b'{"type":"roads","seq":' + b"9" * 5000 + b"}", "not JSON"),
+    ("roads", b"[" * 60_000 + b"]" * 60_000, "nested deeper"),  # within roads' length
+    ("card", b"[" * 100_000 + b"]" * 100_000, "over the 1024"),
     ("card", card(x=json.loads("[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1))), "nested"),
     ("card", card(text="x" * (4 * 1024 * 1024)), "over the"),
 ]
@@ -121,4 +124,18 @@ def test_a_hostile_body_is_refused_with_its_reason(kind: str, payload: bytes, re
 def test_every_topic_has_its_types() -> None:
     assert TOPIC_TYPES["alarm"] == {"alarm", "alarm_cleared", "fault"}
     assert TOPIC_TYPES["limits"] == {"limits"}
-    assert MAX_BYTES == 256 * 1024
+
+
+def test_size_limits_are_the_catalogues() -> None:
+    assert dict(TOPIC_MAX_BYTES) == dict(catalog.TOPIC_MAX_BYTES)
+    assert MAX_BYTES == catalog.MAX_BODY_BYTES
+    assert MAX_DEPTH == catalog.MAX_DEPTH
+
+
+@pytest.mark.parametrize("kind", sorted(TOPIC_TYPES))
+def test_a_body_one_byte_over_its_topics_limit_is_refused_unread(kind: str) -> None:
+    most = TOPIC_MAX_BYTES[kind]
+    too_long = f"body of {most + 1} bytes, over the {most}"
+    with pytest.raises(BodyRefusedError, match=too_long) as refused:
+        screen(kind, b"\xff" * (most + 1))  # not UTF-8: refused by its length, not decoded
+    assert refused.value.cause == "size"

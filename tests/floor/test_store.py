@@ -158,3 +158,32 @@ def test_tails_give_each_tables_newest_message_and_status(store: Store) -> None:
     assert tails["T3"].status == online
     assert tails["T3"].status_received == 9.0
     assert tails["T1"].status is None
+
+
+def test_the_quarantine_keeps_a_sample_of_the_newest_and_counts_every_one(store: Store) -> None:
+    """A flood of garbage: counted for ever by topic and cause; only the newest bodies kept."""
+    from baccarat.floor.store import Quarantined
+
+    store.quarantine_keep = 5
+    for batch in range(4):
+        store.add([], [
+            Quarantined("baccarat/T1/limits", b"\xff" * 2000, "body too long",
+                        100.0 + batch * 10 + n, "size")
+            for n in range(6)
+        ])
+    store.add([], [Quarantined("baccarat/T2/card", b"[]", "not an object", 500.0, "shape")])
+    kept = store.quarantined()
+    assert len(kept) == 5  # the newest five, the oldest deleted
+    assert kept[-1] == ("baccarat/T2/card", "not an object", b"[]")
+    assert all(payload == b"\xff" * 1024 for _, _, payload in kept[:-1])  # a size's start
+    assert store.quarantine_counts() == {
+        ("baccarat/T1/limits", "size"): 24, ("baccarat/T2/card", "shape"): 1,
+    }
+    topics = store.quarantine_topics()
+    assert [(t.topic, t.count) for t in topics] == [
+        ("baccarat/T2/card", 1), ("baccarat/T1/limits", 24),
+    ]
+    store.quarantine_keep = 0  # none kept, every one counted
+    store.add([], [Quarantined("baccarat/T1/limits", b"x", "too long", 600.0, "size")])
+    assert len(store.quarantined()) == 5
+    assert store.quarantine_counts()[("baccarat/T1/limits", "size")] == 25

@@ -154,3 +154,48 @@ def test_without_db_the_history_is_not_configured() -> None:
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def self_signed(folder: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 and its key, made by openssl."""
+    cert, key = folder / "console.crt", folder / "console.key"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),
+         "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True, capture_output=True, timeout=60,
+    )
+    return cert, key
+
+
+def test_the_console_serves_https_with_a_certificate_and_says_when_it_is_plain(
+    tmp_path: Path,
+) -> None:
+    import ssl
+
+    cert, key = self_signed(tmp_path)
+    process = baccarat_pit("--web", "0", "--tls-cert", str(cert), "--tls-key", str(key))
+    try:
+        url = address(process)
+        assert url.startswith("https://127.0.0.1:")
+        context = ssl.create_default_context(cafile=str(cert))
+        with urllib.request.urlopen(url, timeout=10, context=context) as response:
+            assert response.status == 200
+            assert b"Pit console" in response.read()
+        with pytest.raises((urllib.error.URLError, ConnectionError)):  # no plain HTTP there
+            urllib.request.urlopen(url.replace("https:", "http:"), timeout=10)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+    alone = baccarat_pit("--web", "0", "--tls-cert", str(cert))
+    assert alone.wait(timeout=30) == 2
+    assert alone.stderr is not None
+    assert "--tls-cert and --tls-key go together" in alone.stderr.read()
+    plain = baccarat_pit("--web", "0", "--web-host", "0.0.0.0")
+    try:
+        address(plain)
+    finally:
+        plain.terminate()
+        plain.wait(timeout=10)
+    assert plain.stderr is not None
+    assert "passwords cross the network in clear" in plain.stderr.read()

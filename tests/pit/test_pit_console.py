@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -489,3 +490,50 @@ async def test_a_broker_that_does_not_answer_is_said_plainly(tmp_path: Path) -> 
         said = await page.wait_for("document.body.dataset.loginError", limit=WAIT)
         assert said == f"Cannot reach the broker at ws://127.0.0.1:{port}/mqtt."
         assert await page.evaluate("document.getElementById('login-button').disabled") is False
+
+
+@pytest.mark.slow
+@in_chromium
+async def test_a_flooding_table_is_marked_and_dropped_and_the_others_keep_up(
+    broker: Mosquitto, tmp_path: Path
+) -> None:
+    """console.js with one table sending 2,000 messages in a second, another dealing.
+
+    The flooding table's excess is dropped and counted on its state (its tile marked); the
+    other table's card is taken in the same second; a body over its topic's limit is never
+    parsed; the flood's mark goes once a second passes within the limit.
+    """
+    async with console_page(broker, tmp_path) as page:
+        found = await page.evaluate("""(async () => {
+          const c = await import('/console.js');
+          let s = c.emptyConsole();
+          const t0 = 1_000_000;
+          const shoe = JSON.stringify({schema: 1, type: 'shoe', seq: 1, ts: 1, shoe: 1,
+            profile: 'macau', decks: 8, cards_dealt: 0, cards_burned: 0, cards_left: 416,
+            burn_due: 0, phase: 'ready', cut_card: false, last_round: false, rounds: 0,
+            demo: false, demo_rounds: 0});
+          for (let n = 0; n < 2000; n++) {
+            s = c.receive(s, 'baccarat', 'baccarat/T08/limits', '{"x":' + n + '}', 8, t0 + n / 4);
+          }
+          s = c.receive(s, 'baccarat', 'baccarat/T07/shoe', shoe, shoe.length, t0 + 500);
+          const flooded = {flooding: s.tables.T08.flooding, rejected: s.tables.T08.rejected};
+          s = c.receive(s, 'baccarat', 'baccarat/T08/limits', null, 70000, t0 + 2500);
+          s = c.receive(s, 'baccarat', 'baccarat/T08/limits', null, 70000, t0 + 3500);
+          return {
+            ...flooded, t07: s.tables.T07.shoe && s.tables.T07.shoe.cards_left,
+            after: s.tables.T08.flooding, why: s.tables.T08.refusedWhy,
+          };
+        })()""")
+    assert found["flooding"] == 2000 - c_flood_limit()
+    assert found["rejected"] == 2000  # the first refused as no limits body, the rest dropped
+    assert found["t07"] == 416  # the dealing table kept up
+    assert found["after"] == 0  # a calm second: the mark is gone
+    assert found["why"] == "body of 70000 bytes, over the 1024 a limits body may have"
+
+
+def c_flood_limit() -> int:
+    """console.js's FLOOD_PER_SECOND, read from the file (the page's own figure)."""
+    text = (Path(__file__).parents[2] / "src/baccarat/pit/web/console.js").read_text()
+    found = re.search(r"export const FLOOD_PER_SECOND = (\d+);", text)
+    assert found is not None
+    return int(found[1])

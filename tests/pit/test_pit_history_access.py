@@ -12,6 +12,8 @@ import json
 import logging
 import math
 import re
+import shutil
+import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, ClassVar, NoReturn
@@ -21,7 +23,7 @@ import pytest
 
 from baccarat.controller.config import TABLE_ID
 from baccarat.floor.store import open_store
-from baccarat.pit.access import AclRules, BrokerLogin, Sessions, topic_matches
+from baccarat.pit.access import AclRules, BrokerLogin, PasswordFile, Sessions, topic_matches
 from baccarat.pit.history import MAX_QUERY, TABLE_NAME, History
 from baccarat.pit.server import PitServer
 from pit.history_support import (
@@ -360,3 +362,31 @@ async def test_a_handler_error_is_a_500_with_json_and_one_log_line(
     assert errors[0].exc_info is None
     monkeypatch.undo()
     assert (await http(server, HISTORY, headers=ana))[0] == 200  # the server goes on
+
+
+async def test_a_password_changed_or_an_account_removed_revokes_its_tokens(
+    sqlite: str, broker: Mosquitto, tmp_path: Path
+) -> None:
+    """The broker's password file is watched: an operator's line changed ends their tokens."""
+    passwd = tmp_path / "passwd"
+    passwd.write_text(broker.password_file.read_text())
+    sessions = Sessions(passwords=PasswordFile(passwd))
+    async with history_server(broker, sqlite, sessions=sessions) as server:
+        assert isinstance(server, PitServer)
+        ana = await log_in(server, "pit-ana", "ana-secret")
+        ana_again = await log_in(server, "pit-ana", "ana-secret")
+        board = await log_in(server, "board-T07", "board-secret")
+        assert (await http(server, HISTORY, headers=ana))[0] == 200
+        await asyncio.to_thread(
+            subprocess.run, [shutil.which("mosquitto_passwd") or "/usr/bin/mosquitto_passwd",
+                             "-b", str(passwd), "pit-ana", "a-new-secret"], check=True,
+        )
+        for token in (ana, ana_again):
+            status, _, body = await http(server, HISTORY, headers=token)
+            assert status == 401
+            assert error_of(body).startswith("history login expired or unknown")
+        assert (await http(server, "/history.json?table=T07", headers=board))[0] == 200
+        lines = [line for line in passwd.read_text().splitlines()
+                 if not line.startswith("board-T07:")]
+        passwd.write_text("\n".join(lines) + "\n")  # the account removed
+        assert (await http(server, "/history.json?table=T07", headers=board))[0] == 401

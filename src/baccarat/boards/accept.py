@@ -6,8 +6,9 @@ could put one anywhere). A board must therefore never fold a body by its ``type`
 the topic's last level decides the only types it may carry (:data:`TOPIC_TYPES`, built
 from the catalogue), and the body must be what that type's JSON Schema says, strictly (an
 integer is an integer, not ``"5"`` nor ``5.0``; an enum is one of its values). No number is
-NaN or infinite or beyond 2^53 (what a browser's page can hold exactly), a body is at most
-:data:`MAX_BYTES` long and :data:`MAX_DEPTH` deep, and a ``table`` field names the
+NaN or infinite or beyond 2^53 (what a browser's page can hold exactly), a body is at most its
+topic's limit long (:data:`~baccarat.messages.catalog.TOPIC_MAX_BYTES`, checked before it
+is parsed) and :data:`MAX_DEPTH` deep, and a ``table`` field names the
 topic's table. A body that is not is :class:`Refused`, with the reason; the board counts
 it and goes on.
 
@@ -31,18 +32,21 @@ from pydantic import ValidationError
 from baccarat.errors import BaccaratError
 from baccarat.messages.bodies import EdgeMessage, Message, adapter, type_name
 from baccarat.messages.catalog import (
+    MAX_BODY_BYTES,
+    MAX_DEPTH,
     MESSAGE_TYPES,
     SCHEMA_TYPES,
     SURVEILLANCE_TOPICS,
+    TOPIC_MAX_BYTES,
     parse_message,
     rendered_schemas,
+    too_large,
 )
 from baccarat.messages.limits import LimitsError, LimitsMessage, parse_limits
 
-MAX_BYTES: Final = 256 * 1024
-"""The largest body a board takes (the brokers' ``max_packet_size``)."""
-MAX_DEPTH: Final = 16
-"""The deepest nesting of arrays and objects in a body (the schemas reach 6)."""
+MAX_BYTES: Final = MAX_BODY_BYTES
+"""The largest body a board takes on any topic; each topic has its own limit, at most this
+(the catalogue's :data:`~baccarat.messages.catalog.TOPIC_MAX_BYTES`)."""
 SAFE_INTEGER: Final = 2**53 - 1
 """The largest magnitude of a number in a body: a browser holds every integer up to it."""
 
@@ -154,8 +158,9 @@ def _accept(kind: str, payload: bytes, table: str) -> Accepted:
     allowed = TOPIC_TYPES.get(kind)
     if allowed is None:
         raise _RefusedError(f"unknown topic {_shown(kind)}")
-    if len(payload) > MAX_BYTES:
-        raise _RefusedError(f"body of {len(payload)} bytes, over the {MAX_BYTES} allowed")
+    size = too_large(kind, len(payload))
+    if size is not None:
+        raise _RefusedError(size)
     if kind == STATUS_TYPE and payload.strip() in (b"online", b"offline"):
         return ControllerStatus(payload.strip().decode())  # a plain status, as tests send
     body = _decoded(payload)
@@ -299,6 +304,7 @@ def web_catalog() -> str:
     facts = {
         "MAX_BYTES": MAX_BYTES,
         "MAX_DEPTH": MAX_DEPTH,
+        "TOPIC_MAX_BYTES": TOPIC_MAX_BYTES,
         "SAFE_INTEGER": SAFE_INTEGER,
         "TOPIC_TYPES": TOPIC_TYPES,
         "MESSAGE_TYPES": sorted(MESSAGE_NAMES),

@@ -19,12 +19,18 @@ import json
 import logging
 import mimetypes
 import os
+import ssl
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 from urllib.parse import unquote, urlsplit
 
+from baccarat.logs import Repeated, quiet_os_errors
+
 log = logging.getLogger("baccarat.web")
+MAX_CLIENTS: Final = 200
+"""Connections served at once; more are closed at once, counted in one warning a window
+(a client takes one or two; slow or idle ones wait REQUEST_TIMEOUT at most)."""
 
 WEB_ROOT: Final = Path(__file__).with_name("web")
 """The page's files, shipped inside the package."""
@@ -183,6 +189,40 @@ def content_type(name: str) -> str:
     return CONTENT_TYPES.get(suffix) or mimetypes.guess_type(name)[0] or "application/octet-stream"
 
 
+def tls_context(cert: Path, key: Path) -> ssl.SSLContext:
+    """A server's TLS context from a certificate (chain) and its key, PEM files.
+
+    ``OSError`` or ``ssl.SSLError`` when they cannot be read or do not match.
+    """
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.load_cert_chain(cert, key)
+    return context
+
+
+def tls_from(cert: Path | None, key: Path | None) -> tuple[ssl.SSLContext | None, str | None]:
+    """The TLS context of ``--tls-cert`` and ``--tls-key`` (None without), or what is wrong.
+
+    Shared by ``baccarat board --web`` and ``baccarat pit``.
+    """
+    if cert is None and key is None:
+        return None, None
+    if cert is None or key is None:
+        return None, "--tls-cert and --tls-key go together"
+    try:
+        return tls_context(cert, key), None
+    except (OSError, ssl.SSLError) as exc:
+        return None, f"cannot use the certificate {cert} and key {key}: {exc}"
+
+
+def plain_http_warning(host: str, logins: bool) -> str | None:
+    """What to say when a server with logins speaks plain HTTP beyond this machine."""
+    if not logins or _is_loopback(host):
+        return None
+    return (f"serving plain HTTP on {host}: operators' passwords cross the network in clear;"
+            " acceptable on a closed pit network only (--tls-cert and --tls-key serve HTTPS)")
+
+
 class WebBoardServer:
     """The static file server of the web board; ``await start()``, then ``close()``."""
 
@@ -192,14 +232,19 @@ class WebBoardServer:
         host: str = "127.0.0.1",
         port: int = 0,
         root: Path = WEB_ROOT,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
+        """``ssl_context``: serve HTTPS with it (:func:`tls_context`); None, plain HTTP."""
         self.config = config
+        self.ssl_context = ssl_context
         self.host = host
         self.requested_port = port
         self.root = root
         self.files: dict[str, tuple[bytes, str]] = {}
         self._server: asyncio.Server | None = None
         self._clients: set[asyncio.StreamWriter] = set()
+        self._busy = Repeated(log)
+        """Connections refused (too many open) and the loop's expected OS errors."""
 
     @property
     def port(self) -> int:
@@ -213,7 +258,8 @@ class WebBoardServer:
     def url(self) -> str:
         """The page's address."""
         host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}/"
+        scheme = "https" if self.ssl_context is not None else "http"
+        return f"{scheme}://{host}:{self.port}/"
 
     def load(self) -> dict[str, tuple[bytes, str]]:
         """The files to serve by URL path, ``config.json`` included (read at start)."""
@@ -224,7 +270,11 @@ class WebBoardServer:
     async def start(self) -> WebBoardServer:
         """Read the files and start listening."""
         self.files = self.load()
-        self._server = await asyncio.start_server(self._serve, self.host, self.requested_port)
+        quiet_os_errors(asyncio.get_running_loop(), log, self._busy)  # EMFILE: one line
+        self._server = await asyncio.start_server(
+            self._serve, self.host, self.requested_port, ssl=self.ssl_context,
+            ssl_handshake_timeout=REQUEST_TIMEOUT if self.ssl_context is not None else None,
+        )
         return self
 
     async def serve_forever(self) -> None:
@@ -267,6 +317,12 @@ class WebBoardServer:
         return self.respond(request.method, request.target)
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if len(self._clients) >= MAX_CLIENTS:
+            self._busy.log(logging.WARNING, "busy", "%s: %d connections open, the most served at"
+                           " once: a new one from %s closed", self.url, len(self._clients),
+                           _peer(writer))
+            writer.close()
+            return
         self._clients.add(writer)
         try:
             async with asyncio.timeout(REQUEST_TIMEOUT):
@@ -281,7 +337,7 @@ class WebBoardServer:
             await writer.drain()
         except (TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
             pass  # a client that went away or sent nothing useful: nothing to answer
-        except ConnectionError as exc:
+        except OSError as exc:  # a reset, a broken pipe: the client's, not ours
             log.debug("web board client gone: %s", exc)
         finally:
             self._clients.discard(writer)

@@ -12,9 +12,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from pathlib import Path
 
 from baccarat.boards.feed import BoardFeed, parse_broker, show
-from baccarat.boards.web_server import DEFAULT_WS_PORT, PASSWORD_ENV, board_password
+from baccarat.boards.web_server import (
+    DEFAULT_WS_PORT,
+    PASSWORD_ENV,
+    board_password,
+    plain_http_warning,
+    tls_from,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -44,6 +51,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="127.0.0.1",
         help="address the web board listens on (127.0.0.1; 0.0.0.0 for a screen elsewhere)",
     )
+    web.add_argument(
+        "--tls-cert", metavar="FILE", type=Path,
+        help="serve the web board over HTTPS with this certificate (PEM), with --tls-key",
+    )
+    web.add_argument("--tls-key", metavar="FILE", type=Path, help="its private key (PEM)")
     web.add_argument(
         "--ws-port",
         type=int,
@@ -109,7 +121,13 @@ def run_web(args: argparse.Namespace, broker_host: str) -> int:
         username=username,
         password=password if username else None,
     )
-    server = WebBoardServer(config, host=args.web_host, port=args.web)
+    context, problem = tls_from(args.tls_cert, args.tls_key)
+    if problem is not None:
+        print(f"baccarat board: {problem}", file=sys.stderr)
+        return 2
+    if context is None and (warning := plain_http_warning(args.web_host, bool(username))):
+        print(f"baccarat board: {warning}", file=sys.stderr)
+    server = WebBoardServer(config, host=args.web_host, port=args.web, ssl_context=context)
     try:
         asyncio.run(serve(server))
     except OSError as exc:

@@ -23,7 +23,13 @@ from typing import TYPE_CHECKING
 
 from baccarat import logs
 from baccarat.boards.feed import parse_broker
-from baccarat.boards.web_server import DEFAULT_WS_PORT, PASSWORD_ENV, board_password
+from baccarat.boards.web_server import (
+    DEFAULT_WS_PORT,
+    PASSWORD_ENV,
+    board_password,
+    plain_http_warning,
+    tls_from,
+)
 from baccarat.cli.common import add_log_arguments
 from baccarat.errors import BaccaratError
 
@@ -43,6 +49,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="address to listen on (127.0.0.1; 0.0.0.0 for browsers on other machines)",
     )
     parser.add_argument(
+        "--tls-cert", metavar="FILE", type=Path,
+        help="serve HTTPS with this certificate (PEM, the chain), with --tls-key",
+    )
+    parser.add_argument("--tls-key", metavar="FILE", type=Path, help="its private key (PEM)")
+    parser.add_argument(
         "--broker", default="localhost",
         help="HOST[:PORT] of the MQTT broker; only its host is used, for the page",
     )
@@ -54,6 +65,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--board-username",
         help="read-only broker account of the live boards under /board/ (board-pit)",
+    )
+    parser.add_argument(
+        "--board-accounts", type=int, default=0, metavar="N",
+        help="the live boards log in as USERNAME-1 ... USERNAME-N in turn (one password), so"
+        " that N boards open at once each have their own client id (0: USERNAME alone)",
     )
     parser.add_argument(
         "--board-password-file", metavar="FILE",
@@ -68,6 +84,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="who may read the history (required with --db): the broker's ACL file, or one"
         " in its syntax; an account may read a table's history if it may read"
         " PREFIX/TABLE/result",
+    )
+    parser.add_argument(
+        "--history-passwords", metavar="FILE", type=Path,
+        help="the broker's password_file (readable by the console's user): a history token"
+        " is revoked when its operator's password changes or the account is removed",
     )
     parser.add_argument(
         "--history-log", metavar="FILE", type=Path,
@@ -131,15 +152,20 @@ def pit_server(args: argparse.Namespace) -> PitServer:
         username=args.board_username,
         password=password if args.board_username else None,
     )
+    context, problem = tls_from(args.tls_cert, args.tls_key)
+    if problem is not None:
+        raise PitArgumentError(problem)
+    if context is None and (warning := plain_http_warning(args.web_host, logins=True)):
+        logging.getLogger("baccarat.pit").warning("%s", warning)
     return PitServer(
         console, board, host=args.web_host, port=args.web, db=args.db, access=access,
-        areas=areas,
+        areas=areas, board_accounts=max(0, args.board_accounts), ssl_context=context,
     )
 
 
 def _history_access(args: argparse.Namespace, host: str) -> HistoryAccess | None:
     """Who may read the history, with ``--db``: the broker's login and the ACL's right."""
-    from baccarat.pit.access import AclError, BrokerLogin, ReadAcl
+    from baccarat.pit.access import AclError, BrokerLogin, PasswordFile, ReadAcl, Sessions
     from baccarat.pit.history import HistoryAccess
 
     if args.db is None:
@@ -153,7 +179,12 @@ def _history_access(args: argparse.Namespace, host: str) -> HistoryAccess | None
         acl.rules()
     except AclError as exc:
         raise PitArgumentError(str(exc)) from None
-    return HistoryAccess(BrokerLogin(host, args.ws_port), acl, args.prefix)
+    access = HistoryAccess(BrokerLogin(host, args.ws_port), acl, args.prefix)
+    if args.history_passwords is not None:
+        if not args.history_passwords.is_file():
+            raise PitArgumentError(f"no --history-passwords file {args.history_passwords}")
+        access.sessions = Sessions(passwords=PasswordFile(args.history_passwords))
+    return access
 
 
 def _log_history_to(path: Path) -> None:

@@ -22,6 +22,7 @@ from baccarat.cli.common import add_log_arguments
 from baccarat.floor.cluster import MAX_BYTES, ClusterAddress, ClusterRecorder
 from baccarat.floor.metrics import RecorderMetrics
 from baccarat.floor.recorder import BrokerAddress, Recorder, RecorderFailedError
+from baccarat.floor.records import QUARANTINE_SAMPLE
 from baccarat.floor.shuffle import DAY, FloorShuffle
 from baccarat.floor.store import Store, StoreError, open_store
 from baccarat.floor.watchdog import TIMEOUT as STALL_TIMEOUT
@@ -76,6 +77,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--stream-bytes", type=int, default=MAX_BYTES, metavar="N",
         help=f"the stream's size limit if the recorder makes it ({MAX_BYTES:,} bytes)",
     )
+    parser.add_argument(
+        "--quarantine-keep", type=int, default=QUARANTINE_SAMPLE, metavar="N",
+        help=f"quarantined bodies kept, the newest ({QUARANTINE_SAMPLE:,}: at most 64 MiB);"
+        " every one is counted all the same, by topic and reason (docs/limits.md)",
+    )
     add_log_arguments(parser)
 
 
@@ -112,6 +118,7 @@ def run(args: argparse.Namespace) -> int:
     )
     try:
         store = open_store(args.db)
+        store.quarantine_keep = max(0, args.quarantine_keep)
     except StoreError as exc:
         print(f"baccarat record: {exc}", file=sys.stderr)
         return 2
@@ -169,6 +176,7 @@ async def _record(
     c = recorder.counters
     logging.getLogger("baccarat.floor").info(
         "stopped: %d received, %d stored, %d duplicate(s), %d conflict(s), %d quarantined"
-        " (%d refused by the database), %d kept nowhere",
-        c.received, c.stored, c.duplicates, c.conflicts, c.quarantined, c.refused, c.unrecorded,
+        " (%d refused by the database), %d kept nowhere; stopped reading the broker %d time(s),"
+        " behind", c.received, c.stored, c.duplicates, c.conflicts, c.quarantined, c.refused,
+        c.unrecorded, c.pauses,
     )

@@ -42,11 +42,12 @@ from baccarat.controller.engine.inputs import (
 )
 from baccarat.errors import BaccaratError
 from baccarat.messages.bodies import SCHEMA_VERSION
+from baccarat.messages.catalog import DAEMON_BODY_BYTES
 from baccarat.rules.profiles import MAX_DECKS, MIN_REAL_DECKS
 from baccarat.rules.tableau import Winner
 
-MAX_BODY: Final = 4096
-"""Bytes a command body may have; a longer one is refused unread."""
+MAX_BODY: Final = DAEMON_BODY_BYTES["cmd"]
+"""Bytes a command body may have (the catalogue's figure); a longer one is refused unread."""
 MAX_ID_LENGTH: Final = 64
 """Characters a text ``id`` may have."""
 MAX_ID_NUMBER: Final = 2**53 - 1

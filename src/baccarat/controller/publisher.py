@@ -32,6 +32,7 @@ as a warning, repeats at debug level.
 from __future__ import annotations
 
 import asyncio
+import collections
 import itertools
 import json
 import logging
@@ -580,6 +581,8 @@ def _tls_context(broker: BrokerConfig) -> ssl.SSLContext:
 
 
 def _describe(exc: BaseException) -> str:
+    """One line for an error; a group's errors each once, with how many times it came."""
     if isinstance(exc, BaseExceptionGroup):
-        return "; ".join(_describe(e) for e in exc.exceptions)
+        counted = collections.Counter(_describe(e) for e in exc.exceptions)
+        return "; ".join(text if n == 1 else f"{text} ({n} times)" for text, n in counted.items())
     return f"{type(exc).__name__}: {exc}"

@@ -6,7 +6,7 @@ what its topic carries: the topic's last level decides which ``type`` may come o
 fields the store and the history read have the JSON types of the published schema
 (:data:`FIELDS`). Every integer fits the store's 64-bit columns, every string is Unicode
 without lone surrogates (it can be written to either database), no number is NaN or
-infinite, and a body is at most :data:`MAX_BYTES` long and :data:`MAX_DEPTH` deep.
+infinite, and a body is at most its topic's :data:`TOPIC_MAX_BYTES` long and :data:`MAX_DEPTH` deep.
 A body that is not is :class:`BodyRefusedError`, with the reason, and the recorder quarantines it.
 
 The floor reads bodies as JSON, not through :mod:`baccarat.messages` (the dependency rule,
@@ -25,8 +25,16 @@ from typing import Any, Final
 
 from baccarat.errors import BaccaratError
 
-MAX_BYTES: Final = 256 * 1024
-"""The largest body the recorder stores (a table's largest, ``recall``, is a few kB)."""
+TOPIC_MAX_BYTES: Final[Mapping[str, int]] = {
+    "alarm": 16384, "alarms": 65536, "card": 1024, "cmd": 4096, "edge": 2048, "fault": 4096,
+    "limits": 1024, "recall": 16384, "reply": 4096, "result": 2048, "roads": 131072,
+    "round": 4096, "shoe": 2048, "status": 4096, "void": 2048,
+}
+"""A topic's last level -> the largest body on it: the catalogue's ``TOPIC_MAX_BYTES`` (the
+largest a real shoe makes, with a margin; ``tests/floor/test_bodies.py`` keeps them equal).
+A longer body is refused by its length, before it is decoded."""
+MAX_BYTES: Final = max(TOPIC_MAX_BYTES.values())
+"""The largest body of any topic (``roads``)."""
 MAX_DEPTH: Final = 16
 """The deepest nesting of arrays and objects in a body (the schemas reach 4)."""
 INT_MIN: Final = -(2**63)
@@ -152,9 +160,10 @@ def screen(kind: str, payload: bytes) -> Screened:
     """
     if kind not in TOPIC_TYPES:
         raise BodyRefusedError(f"unknown topic {shown(kind)}", "topic")
-    if len(payload) > MAX_BYTES:
+    most = TOPIC_MAX_BYTES.get(kind, MAX_BYTES)
+    if len(payload) > most:
         raise BodyRefusedError(
-            f"body of {len(payload)} bytes, over the {MAX_BYTES} allowed", "size"
+            f"body of {len(payload)} bytes, over the {most} a {kind} body may have", "size"
         )
     try:
         text = payload.decode("utf-8")

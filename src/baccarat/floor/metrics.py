@@ -66,6 +66,8 @@ class _RecorderCollector(Collector):
              counters.store_failures),
             ("broker_stalls", "Broker connections that delivered nothing, the recorder's"
              " probe due back, and were left (the watchdog).", recorder.broker_stalls),
+            ("pauses", "Times the recorder stopped reading the broker, behind with what it"
+             " had received (its bound).", counters.pauses),
         ):
             yield CounterMetricFamily(f"baccarat_recorder_{name}", text, value=value)
         quarantined = CounterMetricFamily(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import heapq
 import json
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, Final
 
 from baccarat.floor.records import (
     DerivedSeq,
@@ -222,24 +222,38 @@ class SqlReads:
             self._db.rollback()
 
     def quarantine_topics(self, most: int = 1000) -> list[QuarantineTopic]:
-        """The quarantine by topic: the ``most`` topics quarantined most recently, newest first."""
+        """The quarantine by topic: the ``most`` topics quarantined most recently, newest first.
+
+        Counted from every message ever quarantined (``quarantine_counts``), not only the
+        sample of bodies kept; a database made before the counts, from its sample.
+        """
+        try:
+            return self._quarantine_topics(most, "quarantine_counts")
+        except Exception:
+            return self._quarantine_topics(most, "quarantine")
+
+    def _quarantine_topics(self, most: int, table: str) -> list[QuarantineTopic]:
         cursor = self._db.cursor()
         try:
             cursor.execute(
-                self._q(
-                    "SELECT q.topic, g.n, g.newest, q.reason FROM quarantine q JOIN"
-                    " (SELECT topic, COUNT(*) AS n, MAX(received) AS newest FROM quarantine"
-                    "  GROUP BY topic ORDER BY MAX(received) DESC LIMIT ?) g"
-                    " ON q.topic = g.topic AND q.received = g.newest"
-                    " ORDER BY g.newest DESC, q.topic"
-                ),
+                self._q(_BY_TOPIC_COUNTED if table == "quarantine_counts" else _BY_TOPIC_KEPT),
                 (most,),
             )
             found: dict[str, QuarantineTopic] = {}
-            for topic, count, newest, reason in cursor:
+            for topic, n, last, reason in cursor:
                 if topic not in found:  # two rows at the same newest time: either reason
-                    found[topic] = QuarantineTopic(topic, int(count), float(newest), reason)
+                    found[topic] = QuarantineTopic(topic, int(n), float(last), reason)
             return list(found.values())
+        finally:
+            cursor.close()
+            self._db.rollback()
+
+    def quarantine_counts(self) -> dict[tuple[str, str], int]:
+        """Every message ever quarantined, counted by (topic, the reason's class)."""
+        cursor = self._db.cursor()
+        try:
+            cursor.execute("SELECT topic, cause, n FROM quarantine_counts")
+            return {(topic, cause): int(n) for topic, cause, n in cursor}
         finally:
             cursor.close()
             self._db.rollback()
@@ -296,3 +310,19 @@ def _of_table(
             sql += f" AND seq {op} ?"
             params.append(value)
     return sql + " ORDER BY seq", params
+
+
+_BY_TOPIC_COUNTED: Final = (
+    "SELECT q.topic, g.n, g.newest, q.reason FROM quarantine_counts q JOIN"
+    " (SELECT topic, SUM(n) AS n, MAX(newest) AS newest FROM quarantine_counts"
+    "  GROUP BY topic ORDER BY MAX(newest) DESC LIMIT ?) g"
+    " ON q.topic = g.topic AND q.newest = g.newest ORDER BY g.newest DESC, q.topic"
+)
+"""The quarantine by topic from the counts of every message ever quarantined."""
+_BY_TOPIC_KEPT: Final = (
+    "SELECT q.topic, g.n, g.newest, q.reason FROM quarantine q JOIN"
+    " (SELECT topic, COUNT(*) AS n, MAX(received) AS newest FROM quarantine"
+    "  GROUP BY topic ORDER BY MAX(received) DESC LIMIT ?) g"
+    " ON q.topic = g.topic AND q.received = g.newest ORDER BY g.newest DESC, q.topic"
+)
+"""The same from the bodies kept, in a database made before the counts."""

@@ -60,6 +60,7 @@ from baccarat.floor.store import (
     StoreRefusedError,
     StoreUnavailableError,
 )
+from baccarat.logs import Repeated
 from baccarat.mqtt import (
     BrokerRefusedError,
     LinkError,
@@ -77,6 +78,15 @@ RECEIVE_MAXIMUM: Final = 1000
 """Messages the broker may have delivered to us unacknowledged: the backpressure."""
 BATCH_MAX: Final = 500
 """Messages stored in one transaction at most."""
+BATCH_MAX_BYTES: Final = 4 * 1024 * 1024
+"""Bytes of bodies stored in one transaction at most (a batch holds one body more than
+this only when that body alone is larger)."""
+ARRIVED_MAX: Final = 2 * BATCH_MAX
+ARRIVED_MAX_BYTES: Final = 2 * BATCH_MAX_BYTES
+"""Messages, and bytes of them, received and waiting for a batch at most: the recorder
+stops taking messages from the connection meanwhile, whose own bound then holds
+(:data:`baccarat.mqtt.MAX_BUFFERED`: it stops reading its socket, and the broker keeps the
+rest). Memory does not grow with what the broker sends."""
 GATHER: Final = 0.05
 """Seconds to let a batch gather after its first message (unless BATCH_MAX are waiting):
 one commit, with its fsync, for every message that comes in that time, not one for each;
@@ -92,8 +102,8 @@ LAG_EVERY: Final = 10.0
 """Seconds between the log lines that say how far behind the recorder is."""
 LAG_BEHIND: Final = 5.0
 """Seconds the oldest unacknowledged message may wait before the recorder says it is behind."""
-LOG_QUARANTINED: Final = 100
-"""Quarantined messages logged one by one; after these, one line a thousand."""
+_QUARANTINED: Final = Repeated(log)
+"""Quarantined messages: one line per topic and cause, then a count every ten seconds."""
 MAX_TABLE: Final = 64
 """The longest table name (the daemon's table ids are at most 64 characters)."""
 FINDINGS_MAX: Final = 1000
@@ -129,6 +139,8 @@ class RecorderCounters:
     store_failures: int = 0
     """Attempts to store that found the database unavailable."""
     reconnects: int = 0
+    pauses: int = 0
+    """Times the connection stopped reading, the recorder behind (:data:`ARRIVED_MAX_BYTES`)."""
     findings_unpublished: int = 0
     """The watch's findings not published (too many waiting for the broker): in the store."""
     last_seq: dict[str, int] = field(default_factory=dict)
@@ -190,8 +202,11 @@ class Recorder:
         self.connected = asyncio.Event()
         self._arrived: collections.deque[Delivery] = collections.deque()
         """Received, not yet taken into a batch."""
+        self._arrived_bytes = 0
         self._wake = asyncio.Event()
         """Set when a message arrives; cleared before the store takes from ``_arrived``."""
+        self._room = asyncio.Event()
+        """Set when the store took from ``_arrived``: the listener may take more."""
         self._pending: list[Delivery] = []
         """The batch being stored: received, not yet acknowledged."""
         self._findings: collections.deque[tuple[str, bytes]] = collections.deque()
@@ -290,16 +305,23 @@ class Recorder:
                                                name="recorder-watchdog"))
         for helper in helpers:  # one that fails ends the connection, and raises below
             helper.add_done_callback(lambda task: _failed(task, client))
+        pauses_before = self.counters.pauses
         try:
             async for message in client.messages():
                 probe = self.watchdog is not None and self.watchdog.heard(
                     message.topic, message.payload
                 )
+                while (len(self._arrived) >= ARRIVED_MAX
+                       or self._arrived_bytes >= ARRIVED_MAX_BYTES):
+                    self._room.clear()  # the store is behind: wait for it, not the memory
+                    await self._room.wait()
                 self._arrived.append(Delivery(
                     message.topic, message.payload, message.mid, message.qos, time.time(),
                     client, probe,
                 ))
+                self._arrived_bytes += len(message.payload)
                 self._wake.set()
+                self.counters.pauses = pauses_before + client.pauses
         finally:
             for helper in helpers:
                 helper.cancel()
@@ -355,8 +377,13 @@ class Recorder:
             if len(arrived) < BATCH_MAX:
                 await asyncio.sleep(GATHER)
             batch = self._pending
-            while arrived and len(batch) < BATCH_MAX:
-                batch.append(arrived.popleft())
+            size = 0
+            while arrived and len(batch) < BATCH_MAX and size < BATCH_MAX_BYTES:
+                delivery = arrived.popleft()
+                batch.append(delivery)
+                size += len(delivery.payload)
+            self._arrived_bytes -= size
+            self._room.set()
             if not batch:
                 continue
             await self.record(batch)
@@ -521,9 +548,9 @@ class Recorder:
     def _bad(self, delivery: Delivery, why: str, cause: str) -> Quarantined:
         """Log a message that must not be recorded; it goes into quarantine."""
         self._screened_out += 1
-        if self._screened_out <= LOG_QUARANTINED or self._screened_out % 1000 == 0:
-            log.warning("message on %s quarantined (%d so far): %s: %s", shown(delivery.topic),
-                        self._screened_out, why, shown(delivery.payload, 64))
+        _QUARANTINED.log(logging.WARNING, (delivery.topic, cause),
+                         "message on %s quarantined (%d so far): %s: %s", shown(delivery.topic),
+                         self._screened_out, why, shown(delivery.payload[:64], 64))
         return Quarantined(delivery.topic, delivery.payload, why, delivery.received, cause)
 
     def _count(

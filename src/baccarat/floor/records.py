@@ -17,6 +17,12 @@ from baccarat.errors import BaccaratError
 
 QUARANTINE_KEEP: Final = 64 * 1024
 """Bytes of a quarantined body that are kept (its size is kept whole)."""
+QUARANTINE_KEEP_SIZE: Final = 1024
+"""Bytes kept of a body refused for its length: its start says what it was."""
+QUARANTINE_SAMPLE: Final = 1000
+"""Quarantined bodies kept, the newest (``baccarat record --quarantine-keep``): the oldest
+are deleted as new ones come, while every one is counted for ever in
+``quarantine_counts`` by topic and reason. At most 64 MB of bodies."""
 
 
 
@@ -65,9 +71,10 @@ class Quarantined:
 
     def row(self) -> tuple[Any, ...]:
         """The ``quarantine`` row: the topic and reason made safe for any database."""
+        keep = QUARANTINE_KEEP_SIZE if self.cause == "size" else QUARANTINE_KEEP
         return (
             self.received, safe_text(self.topic, 1024), safe_text(self.reason, 1024),
-            len(self.payload), self.payload[:QUARANTINE_KEEP],
+            len(self.payload), self.payload[:keep],
         )
 
 
@@ -147,6 +154,9 @@ class LatestView:
 class Store(Protocol):
     """A database of floor messages."""
 
+    quarantine_keep: int
+    """Quarantined bodies kept as a sample, the newest (:data:`QUARANTINE_SAMPLE`)."""
+
     def add(
         self, batch: Sequence[Received], quarantine: Sequence[Quarantined] = ()
     ) -> AddResult:
@@ -162,7 +172,11 @@ class Store(Protocol):
         ...
 
     def quarantined(self) -> list[tuple[str, str, bytes]]:
-        """(topic, reason, payload) of every quarantined message, oldest first."""
+        """(topic, reason, payload) of every quarantined message kept, oldest first."""
+        ...
+
+    def quarantine_counts(self) -> dict[tuple[str, str], int]:
+        """Every message ever quarantined, counted by (topic, the reason's class)."""
         ...
 
     def quarantine_topics(self, most: int = 1000) -> list[QuarantineTopic]:

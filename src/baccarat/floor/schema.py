@@ -60,6 +60,10 @@ SCHEMA: Final = (
         received DOUBLE PRECISION NOT NULL, topic TEXT NOT NULL, reason TEXT NOT NULL,
         size BIGINT NOT NULL, payload BLOB NOT NULL)""",
     """CREATE INDEX IF NOT EXISTS quarantine_by_topic ON quarantine (topic, received)""",
+    """CREATE INDEX IF NOT EXISTS quarantine_by_received ON quarantine (received)""",
+    """CREATE TABLE IF NOT EXISTS quarantine_counts (
+        topic TEXT NOT NULL, cause TEXT NOT NULL, n BIGINT NOT NULL,
+        newest DOUBLE PRECISION NOT NULL, reason TEXT NOT NULL, PRIMARY KEY (topic, cause))""",
     """CREATE TABLE IF NOT EXISTS derived (
         tbl TEXT NOT NULL, seq BIGINT NOT NULL, topic TEXT NOT NULL, ts DOUBLE PRECISION,
         PRIMARY KEY (tbl, seq)) WITHOUT ROWID""",
@@ -84,6 +88,23 @@ Only the nearest row before it can: a row's views are the seqs right after it.""
 INSERT_QUARANTINE: Final = (
     "INSERT INTO quarantine (received, topic, reason, size, payload) VALUES (?, ?, ?, ?, ?)"
 )
+UPSERT_QUARANTINE_COUNT: Final = (
+    "INSERT INTO quarantine_counts (topic, cause, n, newest, reason) VALUES (?, ?, ?, ?, ?)"
+    " ON CONFLICT (topic, cause) DO UPDATE SET n = quarantine_counts.n + EXCLUDED.n,"
+    " newest = EXCLUDED.newest, reason = EXCLUDED.reason"
+)
+"""Every quarantined body counted for ever, by its topic and its reason's class."""
+TRIM_QUARANTINE: Final = (
+    "DELETE FROM quarantine WHERE received < (SELECT received FROM quarantine"
+    " ORDER BY received DESC LIMIT 1 OFFSET ?)"
+)
+"""The quarantine's sample kept to its newest rows (param: how many, less one)."""
+COUNTS_FROM_SAMPLE: Final = (
+    "INSERT INTO quarantine_counts (topic, cause, n, newest, reason)"
+    " SELECT topic, 'earlier', COUNT(*), MAX(received), MAX(reason) FROM quarantine"
+    " WHERE NOT EXISTS (SELECT 1 FROM quarantine_counts) GROUP BY topic"
+)
+"""A database made before the counts: its quarantine rows counted once, as ``earlier``."""
 UPSERT_LATEST: Final = (
     "INSERT INTO latest (tbl, topic, seq, received, body) VALUES (?, ?, ?, ?, ?)"
     " ON CONFLICT (tbl, topic) DO UPDATE SET seq = EXCLUDED.seq, received = EXCLUDED.received,"

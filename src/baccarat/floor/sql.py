@@ -16,6 +16,7 @@ from typing import Any, Final
 from baccarat.errors import BaccaratError
 from baccarat.floor.queries import SqlReads
 from baccarat.floor.records import (
+    QUARANTINE_SAMPLE,
     AddResult,
     Quarantined,
     Received,
@@ -27,9 +28,12 @@ from baccarat.floor.records import (
 )
 from baccarat.floor.schema import (
     ADD_VIEWS,
+    COUNTS_FROM_SAMPLE,
     INSERT_QUARANTINE,
     SCHEMA,
+    TRIM_QUARANTINE,
     UPSERT_LATEST,
+    UPSERT_QUARANTINE_COUNT,
     UPSERT_STATUS,
     is_derived,
     is_view,
@@ -61,6 +65,9 @@ class SqlStore(SqlReads):
     refusals: tuple[type[BaseException], ...] = (ValueError, TypeError, OverflowError)
     """Errors that mean the database refused a value (with the connection still good)."""
 
+    quarantine_keep: int = QUARANTINE_SAMPLE
+    """Quarantined bodies kept, the newest; 0: none (every one is counted all the same)."""
+
     def __init__(self, connection: Any) -> None:
         self._db = connection
         self._latest_pending: dict[tuple[str, str], tuple[Any, ...]] = {}
@@ -74,6 +81,7 @@ class SqlStore(SqlReads):
                 cursor.execute(typed.replace(" WITHOUT ROWID", self.without_rowid))
             if "views" not in self._columns(cursor):
                 cursor.execute(ADD_VIEWS)
+            cursor.execute(COUNTS_FROM_SAMPLE)
             for statement in self.tuned:
                 cursor.execute(statement)
         self._layout_found = None
@@ -178,8 +186,25 @@ class SqlStore(SqlReads):
         )
 
     def _quarantine(self, cursor: Any, quarantine: Sequence[Quarantined]) -> None:
-        if quarantine:
-            cursor.executemany(self._q(INSERT_QUARANTINE), [q.row() for q in quarantine])
+        """Count them for ever; keep their bodies as the sample, the oldest beyond it deleted."""
+        if not quarantine:
+            return
+        counts: dict[tuple[str, str], list[Any]] = {}
+        for q in quarantine:
+            row = q.row()
+            key = (row[1], q.cause)
+            found = counts.get(key)
+            if found is None:
+                counts[key] = [row[1], q.cause, 1, q.received, row[2]]
+            else:
+                found[2] += 1
+                found[3], found[4] = max(found[3], q.received), row[2]
+        cursor.executemany(self._q(UPSERT_QUARANTINE_COUNT), [tuple(c) for c in counts.values()])
+        keep = self.quarantine_keep
+        if keep <= 0:
+            return
+        cursor.executemany(self._q(INSERT_QUARANTINE), [q.row() for q in quarantine[-keep:]])
+        cursor.execute(self._q(TRIM_QUARANTINE), (keep - 1,))
 
     def reconnect(self) -> None:
         """Open the database again (after :class:`StoreUnavailableError`); StoreError if not."""

@@ -83,6 +83,10 @@ class Message:
     """It holds state: published retained, so a board that connects late sees it at once."""
     urgent: ClassVar[bool] = False
     """The pit must hear of it: sent past a message the broker refuses, not held behind it."""
+    max_bytes: ClassVar[int] = 2048
+    """The largest body of this type a reader takes: the largest a real shoe can make, with
+    a margin (``bench/body_sizes.py`` measures them; ``docs/limits.md``). A longer body
+    is refused by its length before it is parsed."""
 
     schema_version: Annotated[int, Field(alias="schema")] = SCHEMA_VERSION
     seq: Annotated[
@@ -107,6 +111,7 @@ class CardMessage(Message):
     """A card out of the shoe, assigned to a position (Art. 7) or to the burn pile."""
 
     topic: ClassVar[str] = "card"
+    max_bytes: ClassVar[int] = 1024  # measured 166
     type: Literal["card"] = "card"
     shoe: int
     round: Annotated[
@@ -160,6 +165,7 @@ class AlarmMessage(Message):
 
     topic: ClassVar[str] = "alarm"
     urgent: ClassVar[bool] = True
+    max_bytes: ClassVar[int] = 16384  # measured 245; one alarm holding a 12-deck shoe: 3.7 kB
     type: Literal["alarm"] = "alarm"
     id: Annotated[int, Field(description="Alarm number, unique within the table's engine.")]
     kind: AlarmKind
@@ -221,6 +227,7 @@ class AlarmsMessage(Message):
     topic: ClassVar[str] = "alarms"
     retained: ClassVar[bool] = True
     urgent: ClassVar[bool] = True
+    max_bytes: ClassVar[int] = 65536  # every open alarm, their held cards at most a shoe
     type: Literal["alarms"] = "alarms"
     alarms: list[AlarmMessage]
 
@@ -252,6 +259,7 @@ class RoundMessage(Message):
 
     topic: ClassVar[str] = "round"
     retained: ClassVar[bool] = True
+    max_bytes: ClassVar[int] = 4096  # measured 357
     type: Literal["round"] = "round"
     shoe: int
     round: int
@@ -374,6 +382,7 @@ class RecallMessage(Message):
 
     topic: ClassVar[str] = "recall"
     retained: ClassVar[bool] = True
+    max_bytes: ClassVar[int] = 16384  # measured 3,589: ten rounds
     type: Literal["recall"] = "recall"
     rounds: list[RecalledRound]
 
@@ -404,6 +413,8 @@ class EdgeMessage:
     __pydantic_config__: ClassVar[ConfigDict] = MESSAGE_CONFIG
     topic: ClassVar[str] = "edge"
     retained: ClassVar[bool] = True
+    max_bytes: ClassVar[int] = 2048
+    """As :attr:`Message.max_bytes`."""
 
     schema_version: Annotated[int, Field(alias="schema")] = SCHEMA_VERSION
     type: Literal["edge"] = "edge"

@@ -45,6 +45,7 @@ class LimitsMessage:
 
     __pydantic_config__: ClassVar[ConfigDict] = MESSAGE_CONFIG
     topic: ClassVar[str] = "limits"
+    max_bytes: ClassVar[int] = 1024  # every field at its longest: 512
 
     schema_version: Annotated[int, Field(alias="schema")] = SCHEMA_VERSION
     type: Literal["limits"] = "limits"

@@ -128,31 +128,78 @@ class Session:
     operator: str
     issued: float
     used: float
+    credential: str | None = None
+    """The operator's line of the broker's password file when the token was issued."""
+
+
+class PasswordFile:
+    """The broker's password file (mosquitto's ``password_file``), read again when it changes.
+
+    Only each account's line is read (``user:$7$...``, a salted hash): a token lasts while
+    its operator's line is the one it was issued under, so a password changed
+    (``mosquitto_passwd``) or an account removed revokes every token of that operator.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._seen: tuple[int, int, int] | None = None
+        self._lines: dict[str, str] = {}
+
+    def line(self, username: str) -> str | None:
+        """The account's line now; None if it has none, or the file cannot be read (blocking)."""
+        try:
+            status = os.stat(self.path)
+            seen = (status.st_mtime_ns, status.st_size, status.st_ino)
+            if seen != self._seen:
+                lines: dict[str, str] = {}
+                for raw in self.path.read_text(encoding="utf-8").splitlines():
+                    user, colon, _ = raw.partition(":")
+                    if colon and user:
+                        lines[user] = raw
+                self._lines, self._seen = lines, seen
+        except (OSError, UnicodeDecodeError) as exc:
+            log.error("cannot read the broker's password file %s: %s (every history token"  # noqa: TRY400
+                      " is refused until it can be read)", self.path, exc)
+            self._lines, self._seen = {}, None
+            return None
+        return self._lines.get(username)
 
 
 class Sessions:
     """The history tokens issued, in memory only."""
 
     def __init__(
-        self, idle: float = SESSION_IDLE, lifetime: float = SESSION_LIFETIME
+        self, idle: float = SESSION_IDLE, lifetime: float = SESSION_LIFETIME,
+        passwords: PasswordFile | None = None,
     ) -> None:
+        """Tokens lasting ``idle`` seconds unused, ``lifetime`` in all.
+
+        ``passwords``: the broker's password file, whose change of an operator's line
+        revokes that operator's tokens (:class:`PasswordFile`).
+        """
         self.idle = idle
         self.lifetime = lifetime
+        self.passwords = passwords
         self._sessions: dict[str, Session] = {}
 
     def issue(self, operator: str) -> str:
-        """A new token for ``operator``."""
+        """A new token for ``operator`` (blocking: reads the password file if it changed)."""
         now = time.monotonic()
         for token in [t for t, s in self._sessions.items() if self._lapsed(s, now)]:
             del self._sessions[token]
         while len(self._sessions) >= MAX_SESSIONS:
             del self._sessions[next(iter(self._sessions))]
         token = secrets.token_urlsafe(32)
-        self._sessions[token] = Session(operator, now, now)
+        credential = None if self.passwords is None else self.passwords.line(operator)
+        self._sessions[token] = Session(operator, now, now, credential)
         return token
 
     def operator(self, token: str) -> str | None:
-        """Whose token this is, if it is one and has not lapsed (using it keeps it alive)."""
+        """Whose token this is, if it is one and has not lapsed (using it keeps it alive).
+
+        None too when its operator's password changed or the account is gone: every token
+        of that operator is revoked then.
+        """
         session = self._sessions.get(token)
         now = time.monotonic()
         if session is None:
@@ -160,8 +207,23 @@ class Sessions:
         if self._lapsed(session, now):
             del self._sessions[token]
             return None
+        if self.passwords is not None:
+            line = self.passwords.line(session.operator)
+            if line is None or line != session.credential:
+                self.revoke_operator(session.operator)
+                return None
         session.used = now
         return session.operator
+
+    def revoke_operator(self, operator: str) -> int:
+        """Forget every token of ``operator`` (a password changed, an account removed)."""
+        tokens = [t for t, s in self._sessions.items() if s.operator == operator]
+        for token in tokens:
+            del self._sessions[token]
+        if tokens:
+            log.warning("history: %d token(s) of %s revoked: the account's password changed or"
+                        " it was removed", len(tokens), operator)
+        return len(tokens)
 
     def revoke(self, token: str) -> None:
         """Forget ``token`` (logout)."""

@@ -26,7 +26,9 @@ dropped connection.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import ssl
 from pathlib import Path
 from typing import Final
 from urllib.parse import urlsplit
@@ -80,9 +82,14 @@ class PitServer(WebBoardServer):
         db: str | None = None,
         access: HistoryAccess | None = None,
         areas: list[tuple[str, list[str]]] | None = None,
+        board_accounts: int = 0,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
-        super().__init__(config, host=host, port=port, root=PIT_ROOT)
+        super().__init__(config, host=host, port=port, root=PIT_ROOT, ssl_context=ssl_context)
         self.board_config = board_config
+        self.board_accounts = board_accounts if board_config.username else 0
+        """Accounts the live boards take in turn (``{username}-1`` ...): 0, the one."""
+        self._next_board = 0
         self.areas = areas or []
         self.history = History(db, access)
 
@@ -108,7 +115,22 @@ class PitServer(WebBoardServer):
             return await self.history.login(request)
         if path == LOGOUT_PATH and request.method == "POST":
             return self.history.logout(request)
+        if path == BOARD_PATH + CONFIG_PATH and self.board_accounts and request.method == "GET":
+            return self._board_config()
         return self.respond(request.method, request.target)
+
+    def _board_config(self) -> Response:
+        """The live board's config with the next of its accounts: its own client id.
+
+        The broker gives each client its username as client id (``use_username_as_clientid``),
+        so two boards of one account take the session from each other in turn; with
+        ``board_accounts`` N, N boards open at once each have their own (docs/pit.md).
+        """
+        self._next_board = self._next_board % self.board_accounts + 1
+        config = dataclasses.replace(
+            self.board_config, username=f"{self.board_config.username}-{self._next_board}",
+        )
+        return Response(200, config.to_json(), CONTENT_TYPES[".json"])
 
     def load(self) -> dict[str, tuple[bytes, str]]:
         """The console's files, the board's under ``/board/``, and MQTT.js under ``/vendor/``."""

@@ -27,6 +27,9 @@ BurnPress = Literal["auto", "required", "ignored"]
 
 MIN_REAL_DECKS = 6
 MAX_DECKS = 12
+MAX_ROADS_ROUNDS = MAX_DECKS * 52 // 4
+"""The most rounds one page of roads holds: a 12-deck shoe of four-card rounds. The roads
+body's size limit (``messages/roads.py``, docs/limits.md) is measured for it."""
 
 
 class ProfileError(BaccaratError, ValueError):
@@ -72,6 +75,7 @@ class Profile(BaseModel):
     roads_page: int = Field(
         default=0,
         ge=0,
+        le=MAX_ROADS_ROUNDS,
         description="Results after which the roads start afresh; 0: at each new shoe only. "
         "A continuous shuffler has no shoe, so its roads would grow for ever.",
     )
@@ -104,6 +108,9 @@ class Profile(BaseModel):
     def _consistent(self) -> Profile:
         if self.continuous_shuffler and (self.cut_card or self.burn != "none"):
             raise ValueError("a continuous shuffler has no cut card and no burn (Art. 2.3)")
+        if self.continuous_shuffler and not self.roads_page:
+            raise ValueError(f"a continuous shuffler needs roads_page (1 to {MAX_ROADS_ROUNDS}):"
+                             " with no shoe to end them, its roads would grow for ever")
         return self
 
     def initial_burn(self, first_card_rank: str | None = None) -> int | None:

@@ -14,7 +14,7 @@
 //   receiveBody(state, kind, text, table, bytes) -> the board state after the body
 //   skipped(kind)                       -> true for what boards do not read (cmd/, reply)
 
-import { MAX_BYTES, MAX_DEPTH, SAFE_INTEGER, SCHEMAS, TOPIC_TYPES } from "./catalog.js";
+import { MAX_BYTES, MAX_DEPTH, SAFE_INTEGER, SCHEMAS, TOPIC_MAX_BYTES, TOPIC_TYPES } from "./catalog.js";
 import { fold, rejected, withControllerStatus, withLimits } from "./state.js";
 
 export { TOPIC_TYPES };
@@ -29,6 +29,27 @@ const PLAIN_STATUS = new Set(["online", "offline"]);
 /** A topic under the table that boards do not read: commands and their replies. */
 export function skipped(kind) {
   return kind.startsWith("cmd/") || kind === "reply" || kind.startsWith("reply/");
+}
+
+/** The largest body a topic's last level `kind` may carry (the catalogue's TOPIC_MAX_BYTES). */
+export function maxBytes(kind) {
+  const base = kind.startsWith("cmd/") ? "cmd" : kind.startsWith("reply") ? "reply" : kind;
+  return Object.hasOwn(TOPIC_MAX_BYTES, base) ? TOPIC_MAX_BYTES[base] : MAX_BYTES;
+}
+
+const DECODER = new TextDecoder();
+
+/**
+ * A payload's text, or null when it is longer than its topic allows: a body is measured by
+ * its length before anything is done with it, so that no body can hold up the page.
+ */
+export function bodyText(kind, payload) {
+  return payload.length > maxBytes(kind) ? null : DECODER.decode(payload);
+}
+
+/** Why a body of `bytes` bytes on `kind` is refused for its length. */
+export function tooLarge(kind, bytes) {
+  return `body of ${bytes} bytes, over the ${maxBytes(kind)} a ${kind} body may have`;
 }
 
 /**
@@ -48,7 +69,9 @@ export function check(kind, text, table, bytes = text.length) {
  * refused body only counts (state.rejected, and state.refusedWhy says the last reason).
  */
 export function receiveBody(state, kind, text, table, bytes = text.length) {
-  if (skipped(kind) || !text) return state; // commands, replies, a retained body cleared
+  if (skipped(kind)) return state; // commands, replies
+  if (text === null) return rejected(state, tooLarge(kind, bytes)); // never decoded
+  if (!text) return state; // a retained body cleared
   const verdict = check(kind, text, table, bytes);
   if (verdict.refused !== undefined) return rejected(state, verdict.refused);
   const body = verdict.body;
@@ -75,7 +98,7 @@ function refuse(reason) {
 function checked(kind, text, table, bytes) {
   const allowed = Object.hasOwn(TOPIC_TYPES, kind) ? TOPIC_TYPES[kind] : null;
   if (allowed === null) refuse(`unknown topic ${shown(kind)}`);
-  if (bytes > MAX_BYTES) refuse(`body of ${bytes} bytes, over the ${MAX_BYTES} allowed`);
+  if (bytes > maxBytes(kind)) refuse(tooLarge(kind, bytes));
   if (kind === "status" && PLAIN_STATUS.has(text.trim())) {
     return { type: "status", state: text.trim() }; // a plain status, as tests send
   }

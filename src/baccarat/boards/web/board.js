@@ -11,7 +11,7 @@ import mqtt from "./vendor/mqtt.esm.js";
 import { BOARD_TOPICS } from "./catalog.js";
 import { applyLabels, LABELS, LANGUAGE_ORDER, LANGUAGES, languageMode } from "./labels.js";
 import { BoardView } from "./render.js";
-import { receiveBody, skipped } from "./accept.js";
+import { bodyText, receiveBody, skipped } from "./accept.js";
 import { emptyState, withLink } from "./state.js";
 
 const RECONNECT_PERIOD_MS = 2000;
@@ -128,7 +128,7 @@ async function main() {
   client.on("message", (topic, payload) => {
     const kind = topicKind(base, topic);
     if (kind === null) return;
-    const text = new TextDecoder().decode(payload);
+    const text = bodyText(kind, payload); // null: longer than its topic allows, not decoded
     // checked against its topic first (accept.js); a retained message cleared is skipped
     update(receiveBody(state, kind, text, config.table, payload.length));
   });

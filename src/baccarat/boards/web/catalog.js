@@ -2,8 +2,25 @@
 // (src/baccarat/boards/accept.py, messages/catalog.py): do not edit by hand.
 // tests/boards/test_accept.py fails when this file is not what the catalogue makes.
 
-export const MAX_BYTES = 262144;
+export const MAX_BYTES = 131072;
 export const MAX_DEPTH = 16;
+export const TOPIC_MAX_BYTES = {
+ "alarm": 16384,
+ "alarms": 65536,
+ "card": 1024,
+ "cmd": 4096,
+ "edge": 2048,
+ "fault": 4096,
+ "limits": 1024,
+ "recall": 16384,
+ "reply": 4096,
+ "result": 2048,
+ "roads": 131072,
+ "round": 4096,
+ "shoe": 2048,
+ "status": 4096,
+ "void": 2048
+};
 export const SAFE_INTEGER = 9007199254740991;
 export const TOPIC_TYPES = {
  "alarm": [

@@ -49,7 +49,40 @@ export function isReply(kind) {
  * kept beside that alarm until it is settled or the operator dismisses it.
  */
 export function emptyConsole() {
-  return { tables: {}, replies: [], pending: {}, notes: {}, edges: {} };
+  return { tables: {}, replies: [], pending: {}, notes: {}, edges: {}, flow: new Map() };
+}
+
+/** Messages a table may send in one second; a dealing table sends a few, a result a dozen. */
+export const FLOOD_PER_SECOND = 60;
+
+/**
+ * Whether this message of `table` is taken: a table that sends more than FLOOD_PER_SECOND
+ * in a second floods, and the rest of that second is dropped and counted, so that the
+ * other tables keep up. The table's state says so (`flooding`: how many were dropped),
+ * until a second of it passes within the limit; each dropped one also counts as refused. `flow` counts per table, outside the
+ * drawn state (a Map carried along).
+ */
+function admitted(console_, table, now) {
+  const flow = console_.flow || (console_.flow = new Map());
+  const second = Math.floor(now / 1000);
+  let rate = flow.get(table);
+  if (rate === undefined || rate.second !== second) {
+    const calm = rate !== undefined && rate.n <= FLOOD_PER_SECOND;
+    rate = { second, n: 0, calm };
+    flow.set(table, rate);
+  }
+  rate.n += 1;
+  const state = console_.tables[table];
+  if (rate.n <= FLOOD_PER_SECOND) {
+    if (state && state.flooding && rate.calm) {
+      return { console_: { ...console_, tables: { ...console_.tables, [table]: { ...state, flooding: 0 } } }, admit: true };
+    }
+    return { console_, admit: true };
+  }
+  const before = state || emptyState(table);
+  // dropped unread: counted among the table's refused bodies too
+  const marked = { ...before, flooding: (before.flooding || 0) + 1, rejected: before.rejected + 1 };
+  return { console_: { ...console_, tables: { ...console_.tables, [table]: marked } }, admit: false };
 }
 
 /** The key of a table's alarm in the console: "T07#12". */
@@ -69,17 +102,21 @@ export function notices(state) {
 
 /**
  * The console after one message on a table's topic (`text` is its body as text, `bytes`
- * its length in bytes).
+ * its length in bytes; `text` null: a body longer than its topic allows, counted refused;
+ * a table over FLOOD_PER_SECOND messages a second has the rest dropped and is marked).
  */
-export function receive(console_, prefix, topic, text, bytes = text.length) {
+export function receive(console_, prefix, topic, text, bytes = text === null ? 0 : text.length, now = Date.now()) {
   const where = parseTopic(prefix, topic);
   if (where === null) return console_;
   const { table, kind } = where;
   if (kind.startsWith("cmd/")) return console_;
-  if (isReply(kind)) return withReply(console_, table, text);
-  if (!text) return console_; // a retained body cleared
+  const flow = admitted(console_, table, now);
+  if (!flow.admit) return flow.console_; // a flood: dropped, counted on the table
+  console_ = flow.console_;
+  if (isReply(kind)) return text === null ? console_ : withReply(console_, table, text);
+  if (text === "") return console_; // a retained body cleared
   const before = console_.tables[table] || emptyState(table);
-  if (kind === "edge") return withEdgeOf(console_, table, before, text, bytes);
+  if (kind === "edge" && text !== null) return withEdgeOf(console_, table, before, text, bytes);
   // checked against its topic before it is folded (the board's accept.js): a body of
   // another type, or with fields not of its schema, is counted on the table, never shown
   const after = receiveBody(before, kind, text, table, bytes);

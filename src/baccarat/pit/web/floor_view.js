@@ -113,7 +113,8 @@ export const floorView = {
     const needs = holding ? "hold" : open.length ? "alarm" : controller === "offline" ? "offline" : "";
     const newest = state.results[state.results.length - 1];
     const facts = [this.lang, newest && newest.round, controller, holding, open.length - holding, shoe && shoe.shoe, shoe && shoe.rounds, live && live.round,
-      shoe && shoe.phase, results.join(""), limits, state.limits && state.limits.currency, needs, state.rejected];
+      shoe && shoe.phase, results.join(""), limits, state.limits && state.limits.currency, needs, state.rejected,
+      state.flooding];
     const key = JSON.stringify(facts);
     if (key === tile.key) return;
     tile.key = key;
@@ -121,13 +122,15 @@ export const floorView = {
     root.dataset.controller = controller;
     root.dataset.needs = needs;
     root.dataset.alarms = String(open.length);
+    root.dataset.flooding = state.flooding ? "yes" : ""; // its excess dropped (console.js)
     root.dataset.round = live ? String(live.round) : "";
     // what the tile knows of the rounds: the newest result's round, the letters it shows
     root.dataset.resultRound = newest ? String(newest.round) : "";
     root.dataset.results = shown.map((r) => WINNER_CODE[r.winner] || "?").join("");
     root.title = `${table}: ${this.say(LABELS[controller] || LABELS.unknown)}`
       + (open.length ? ` · ${open.map((a) => this.say(kindWords(a.kind))).join(", ")}` : "")
-      + (limits ? ` · ${`${state.limits.currency || ""} ${limits}`.trim()}` : "");
+      + (limits ? ` · ${`${state.limits.currency || ""} ${limits}`.trim()}` : "")
+      + (state.flooding ? ` · ${this.t("flooding", { n: state.flooding })}` : "");
     root.replaceChildren(element("span", { class: "tile-body" },
       element("span", { class: "tile-head" },
         element("b", { class: "tile-name", textContent: table }),

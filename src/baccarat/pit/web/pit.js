@@ -9,6 +9,7 @@
 // Query parameters: ?prefix=baccarat&ws=ws://broker:9001/mqtt override config.json.
 
 import mqtt from "./vendor/mqtt.esm.js";
+import { bodyText } from "./board/accept.js";
 import { LABELS, LANGUAGE_ORDER, LANGUAGES } from "./board/labels.js";
 import {
   alarmKey,
@@ -41,6 +42,10 @@ import { commandWords, consoleLanguage, pitSay, say, wordsIn } from "./words.js"
 
 const CONNECT_TIMEOUT_MS = 8000;
 const RECONNECT_PERIOD_MS = 2000;
+/** Seconds between pings when nothing else is sent: a quiet floor still hears the broker. */
+const KEEPALIVE_S = 30;
+/** No packet for this long (a ping's answer is one) and the link is not called connected. */
+const SILENT_MS = (KEEPALIVE_S + 5) * 1000;
 const REPLY_WAIT_MS = 10000;
 const AGE_EVERY_MS = 1000;
 /** Not a table: the permission probe's topic level (nothing subscribes to it). */
@@ -160,12 +165,20 @@ class PitConsole {
       password,
       connectTimeout: CONNECT_TIMEOUT_MS,
       reconnectPeriod: RECONNECT_PERIOD_MS,
-      keepalive: 30,
+      keepalive: KEEPALIVE_S,
     });
     this.client = client;
     let loggedIn = false;
+    // "connected" only while packets come (messages, or the broker's answer to a ping)
+    client.on("packetreceive", () => {
+      this.lastPacket = performance.now();
+      if (this.link === "silent") this.setLink("connected");
+    });
     client.on("connect", () => {
       loggedIn = true;
+      this.keepaliveLost = false;
+      this.lastPacket = performance.now();
+      this.watchLink();
       $("password").value = "";
       this.showConsole();
       this.history.watchQuarantine();
@@ -181,6 +194,10 @@ class PitConsole {
         client.end(true);
         this.loginFailed(this.say(loginError(error)));
       } else {
+        if (/keepalive/i.test(error.message)) {
+          this.keepaliveLost = true; // said as what it is until connected again
+          this.setLink("lost");
+        }
         console.warn("mqtt:", error.message);
       }
     });
@@ -195,9 +212,11 @@ class PitConsole {
     client.on("message", (topic, payload, packet) => {
       const ids = packet && packet.properties ? packet.properties.subscriptionIdentifier : undefined;
       if (secondCopy(this.config.prefix, topic, ids)) return;
-      const text = new TextDecoder().decode(payload);
+      // measured before it is decoded: null, a body longer than its topic allows (accept.js)
+      const where = parseTopic(this.config.prefix, topic);
+      const text = where === null ? null : bodyText(where.kind, payload);
       this.update(receive(this.state, this.config.prefix, topic, text, payload.length));
-      this.settleWaiting(topic, text);
+      if (text !== null) this.settleWaiting(topic, text);
     });
   }
 
@@ -211,6 +230,8 @@ class PitConsole {
   }
 
   logout() {
+    if (this.linkTimer) clearInterval(this.linkTimer);
+    this.linkTimer = null;
     if (this.client) this.history.logout();
     if (this.client) this.client.end(true);
     this.client = null;
@@ -239,11 +260,23 @@ class PitConsole {
 
   setLink(link) {
     this.link = link;
-    document.body.dataset.link = link;
-    $("link").dataset.link = link;
+    const shown = link === "lost" && this.keepaliveLost ? "keepalive" : link;
+    document.body.dataset.link = shown;
+    $("link").dataset.link = shown;
     const words = { connected: LABELS.connected, lost: LABELS.lost, connecting: LABELS.connecting }[link];
-    $("link").textContent = words ? this.say(words) : "";
+    if (shown === "keepalive") $("link").textContent = this.t("link_keepalive");
+    else if (link === "silent") {
+      $("link").textContent = this.t("link_silent", { s: Math.round((performance.now() - this.lastPacket) / 1000) });
+    } else $("link").textContent = words ? this.say(words) : "";
     this.schedule();
+  }
+
+  /** Every second: a link with no packet for SILENT_MS (a ping unanswered) is not "connected". */
+  watchLink() {
+    if (this.linkTimer) clearInterval(this.linkTimer);
+    this.linkTimer = setInterval(() => {
+      if (this.link === "connected" && performance.now() - this.lastPacket > SILENT_MS) this.setLink("silent");
+    }, 1000);
   }
 
   /**

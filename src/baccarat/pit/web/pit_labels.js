@@ -24,6 +24,9 @@ export const PIT = {
   may_command: ["May settle and command", "可處理警報及下指令", "可处理警报及下指令"],
   read_only: ["Read only: this account may not send commands", "唯讀：此帳戶不可下指令", "只读：此账户不可下指令"],
   refused_count: ["Refused {n}", "已拒收 {n}", "已拒收 {n}"],
+  flooding: ["Flooding: {n} messages dropped", "訊息過量：已捨棄 {n} 則", "消息过量：已丢弃 {n} 条"],
+  link_silent: ["No message for {s} s", "{s} 秒沒有訊息", "{s} 秒没有消息"],
+  link_keepalive: ["Keepalive timeout: the broker did not answer", "保持連線逾時：代理伺服器沒有回應", "保持连接超时：代理服务器没有响应"],
   refused_title: [
     "Bodies on the tables' topics that were not what their topic carries: refused, never shown",
     "各枱主題上不符該主題格式的訊息：已拒收，不予顯示",

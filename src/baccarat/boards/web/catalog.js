@@ -1838,6 +1838,9 @@ export const SCHEMAS = {
    "fault": {
     "type": "string"
    },
+   "key": {
+    "type": "string"
+   },
    "schema": {
     "type": "integer"
    },

@@ -28,7 +28,9 @@ lower-case hex digits. The header carries, as JSON, the number of the file's fir
 record, the engine's counters before that record (``Engine.counters()``) and the rule
 profile, so that the newest file alone can be replayed after older ones were deleted,
 and the id of the table whose daemon wrote it (``table``; files written before it was
-recorded have none), so that a daemon given another table's folder refuses it.
+recorded have none), so that a daemon given another table's folder refuses it, and the
+table's chain head before the file's first record, signed by the table's key (``chain``,
+docs/record.md: a replay of the file from it seals the same events again).
 """
 
 from __future__ import annotations
@@ -76,6 +78,9 @@ class Header:
     table: str | None = None
     """The table whose daemon wrote the file (``None``: not recorded, an older file)."""
     version: int = FORMAT_VERSION
+    chain: dict[str, Any] | None = None
+    """The table's chain head before the file's first record, signed (``baccarat.chain``;
+    ``None``: written before events were chained)."""
 
     @property
     def profile_name(self) -> str | None:
@@ -160,6 +165,8 @@ def encode_header(header: Header) -> bytes:
     }
     if header.table is not None:
         payload["table"] = header.table
+    if header.chain is not None:
+        payload["chain"] = header.chain
     text = json.dumps(payload, separators=(",", ":"), ensure_ascii=True)
     return _seal(HEADER_TAG + b" " + text.encode("ascii"))
 
@@ -182,14 +189,16 @@ def _header_from(payload: Any) -> Header:
         raise RecordError(f"header is not a version {FORMAT_VERSION} journal header")
     file, first = payload.get("file"), payload.get("first_record")
     counters, profile = payload.get("counters"), payload.get("profile")
-    table = payload.get("table")
+    table, chain = payload.get("table"), payload.get("chain")
+    if chain is not None and not isinstance(chain, dict):
+        raise RecordError("header's chain is not an object")
     if profile is not None and not isinstance(profile, dict):
         raise RecordError("header's profile is not a table")
     if table is not None and not isinstance(table, str):
         raise RecordError("header's table is not a table id")
     if _is_count(file) and _is_count(first) and isinstance(counters, dict):
         try:
-            return Header(file, first, checked_counters(counters), profile, table)
+            return Header(file, first, checked_counters(counters), profile, table, chain=chain)
         except ValueError as exc:
             raise RecordError(f"header: {exc}") from None
     raise RecordError("header lacks file, first_record or counters")

@@ -72,6 +72,11 @@ def verify_table(store: Store, table: str, keys: Keys) -> TableReport:
             report.broken = Break(table, seq, "no chain row: the event's signature is not stored")
             return report
         _, after, prev, key, digest, sig = row
+        head = checker.head
+        if head is not None and seq != head.seq + 1 and after is None:
+            report.broken = Break(table, seq, f"seq {head.seq + 1} to {seq - 1} missing: the "
+                                              f"record lacks {seq - head.seq - 1} event(s)")
+            return report
         if text is None:
             report.broken = Break(table, seq, "its body cannot be made again from the stored "
                                               "facts before it: a fact was changed or deleted")

@@ -68,7 +68,10 @@ def _journal(args: argparse.Namespace) -> int:
     folder: Path = args.journal
     if not folder.is_dir():
         raise JournalCheckError(f"{folder} is not a folder")
-    table = args.table or _journal_table(folder)
+    own = _journal_table(folder)
+    if args.table is not None and own is not None and own != args.table:
+        raise JournalCheckError(f"{folder} is table {own}'s journal, not {args.table}'s")
+    table = args.table or own
     keys = _keys(args, table)
     if table is not None and table not in keys.tables():
         raise ChainError(f"no key of table {table} is known: the journal cannot be checked "
@@ -78,7 +81,7 @@ def _journal(args: argparse.Namespace) -> int:
 
 
 def _journal_table(folder: Path) -> str | None:
-    numbers = journal_files(folder)
+    numbers = sorted(journal_files(folder))
     if not numbers:
         return None
     header = read_journal_file(folder / file_name(numbers[-1])).header

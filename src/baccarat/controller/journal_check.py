@@ -47,7 +47,7 @@ class JournalReport:
 
 def verify_journal(folder: Path, keys: Keys, table: str | None = None) -> JournalReport:
     """Check every file of a journal folder in order; the report names the first break."""
-    numbers = journal_files(folder)
+    numbers = sorted(journal_files(folder))
     if not numbers:
         raise JournalCheckError(f"{folder} holds no journal file (shoe-NNNNNN.journal)")
     report = JournalReport(files=len(numbers))
@@ -78,6 +78,7 @@ def verify_journal(folder: Path, keys: Keys, table: str | None = None) -> Journa
             report.broken = _mismatch(path.name, "header", signed, head, hashes)
             return report
         head = signed
+        hashes.setdefault(head.seq, head.hash)
         engine = Engine.resume(header_profile(header), header.counters)
         for number_, inp in found.records:
             records.add(number_)
@@ -89,7 +90,7 @@ def verify_journal(folder: Path, keys: Keys, table: str | None = None) -> Journa
     assert head is not None
     assert report.table is not None
     report.last_seq = head.seq
-    report.inputs, report.events = len(records), len(hashes)
+    report.inputs, report.events = len(records), len([s for s in hashes if s > 0])
     newest = folder / CHAIN_FILE
     try:
         value = json.loads(newest.read_text(encoding="utf-8"))
@@ -103,10 +104,7 @@ def verify_journal(folder: Path, keys: Keys, table: str | None = None) -> Journa
         report.broken = f"{CHAIN_FILE}: {exc}"
         return report
     report.heads += 1
-    if signed.seq > head.seq:
-        report.broken = (f"{CHAIN_FILE} signs the chain at seq {signed.seq}, the journal's "
-                         f"replay ends at seq {head.seq}: records were taken off its end")
-    elif hashes.get(signed.seq, head.hash if signed.seq == head.seq else None) != signed.hash:
+    if hashes.get(signed.seq) != signed.hash:
         report.broken = _mismatch(CHAIN_FILE, "file", signed, head, hashes)
     elif signed.seq < head.seq:
         report.unsigned_after = signed.seq
@@ -129,10 +127,10 @@ def _table_of(header: Header, path: Path, wanted: str | None, report: JournalRep
 def _mismatch(
     where: str, what: str, signed: Head, replayed: Head, hashes: dict[int, bytes]
 ) -> str:
-    if signed.seq != replayed.seq and signed.seq not in hashes:
-        return (f"{where}: the {what} signs the chain at seq {signed.seq}, the replay of the "
-                f"records before it ends at seq {replayed.seq}: records or a file are missing"
-                " or were added")
-    return (f"{where}: the {what} signs a chain head at seq {signed.seq} that the replay of "
-            f"the records before it does not reach: an input at or before seq {signed.seq} "
-            "was changed")
+    if signed.seq in hashes:
+        found = "reaches another hash at that seq"
+    else:
+        found = f"never reaches that seq (it ends at seq {replayed.seq})"
+    return (f"{where}: the {what} signs the chain head at seq {signed.seq}; the replay of "
+            f"the records before it {found}: a record was changed, taken out or put in, or "
+            "a file is missing")

@@ -22,6 +22,7 @@ over that hash by the table's key. The next event's ``prev`` is that hash.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import os
 import re
@@ -129,7 +130,10 @@ def load_key(path: Path) -> Ed25519PrivateKey:
 
 
 def make_key(path: Path) -> Ed25519PrivateKey:
-    """A new key written to ``path`` (mode 0600, which must not exist yet)."""
+    """A new key written to ``path`` (mode 0600, which must not exist yet).
+
+    Its public half is written beside it, ``path.pub``, for anyone to read.
+    """
     key = Ed25519PrivateKey.generate()
     pem = key.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
@@ -144,6 +148,9 @@ def make_key(path: Path) -> Ed25519PrivateKey:
         os.fsync(fd)
     finally:
         os.close(fd)
+    public = path.with_name(path.name + ".pub")
+    with contextlib.suppress(OSError):  # a convenience: the public half, for anyone to read
+        public.write_text(public_text(key.public_key()) + "\n", encoding="ascii")
     return key
 
 

@@ -12,13 +12,25 @@ import argparse
 import json
 import sys
 
+from pathlib import Path
+
 from baccarat import DISTRIBUTION, __version__
+from baccarat.chain import ChainError, key_id, load_key, parse_public, public_text
 from baccarat.identity import IdentityError, Verification, verify, write_manifest
+
+DEFAULT_CONFIG = Path("/etc/baccarat-controller/table.toml")
+"""The installed table's configuration (packaging/): its key is the one named."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``baccarat identity``."""
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--config", type=Path,
+        help=f"the table's configuration, whose signing key is named (default {DEFAULT_CONFIG}"
+        " if it exists)",
+    )
+    parser.add_argument("--key", type=Path, help="the signing key file itself")
     parser.add_argument(
         "--write-manifest",
         action="store_true",
@@ -37,10 +49,12 @@ def run(args: argparse.Namespace) -> int:
     except IdentityError as exc:
         print(f"baccarat identity: {exc}", file=sys.stderr)
         return 1
+    key = signing_key(args)
     if args.json:
-        print(json.dumps(as_json(checked)))
+        print(json.dumps(as_json(checked) | {"key": key}))
     else:
         print(as_text(checked))
+        print(key_text(key))
     return {True: 0, False: 1, None: 2}[checked.verified]
 
 
@@ -79,3 +93,42 @@ def as_text(checked: Verification) -> str:
         for kind in ("changed", "missing", "extra"):
             lines.extend(f"  {kind}: {path}" for path in getattr(checked, kind))
     return "\n".join(lines)
+
+
+def signing_key(args: argparse.Namespace) -> dict[str, str | None]:
+    """The table's signing key in use: its file, id and public key, or why none is named."""
+    path: Path | None = args.key
+    if path is None:
+        config = args.config or (DEFAULT_CONFIG if DEFAULT_CONFIG.is_file() else None)
+        if config is None:
+            return {"file": None, "id": None, "public": None,
+                    "problem": "no table configuration (--config) or key (--key) given"}
+        from baccarat.controller.config import ConfigError, load_config
+        from baccarat.controller.signing import KEY_FILE
+
+        try:
+            loaded = load_config(config)
+        except ConfigError as exc:
+            return {"file": None, "id": None, "public": None, "problem": str(exc)}
+        path = loaded.key_file or Path(loaded.journal.folder) / KEY_FILE
+    problem = None
+    try:
+        public = load_key(path).public_key()
+    except ChainError as exc:
+        problem = str(exc)
+        try:  # the public half, readable by anyone, written beside the key
+            public = parse_public(path.with_name(path.name + ".pub").read_text().strip())
+        except (OSError, ChainError):
+            return {"file": str(path), "id": None, "public": None, "problem": problem}
+    return {"file": str(path), "id": key_id(public), "public": public_text(public),
+            "problem": problem}
+
+
+def key_text(key: dict[str, str | None]) -> str:
+    """The signing key's lines for a person."""
+    if key["public"] is None:
+        return f"signing key: none shown: {key['problem']}"
+    text = f"signing key {key['id']} ({key['file']})\n  public {key['public']}"
+    if key["problem"] is not None:  # shown from the .pub beside it
+        text += f"\n  KEY NOT USABLE: {key['problem']}"
+    return text

@@ -177,3 +177,53 @@ async def test_a_key_file_others_may_read_is_refused_plainly(
     finally:
         daemon.close()
     assert f"key file {missing} (key_file in the configuration) does not exist" in daemon.log()
+
+
+async def test_a_key_is_rotated_by_a_hand_over_the_old_key_signs(
+    tmp_path: Path, mosquitto: Mosquitto
+) -> None:
+    """A new key made beside the key takes over at the next start; the old key suffices."""
+    link = str(tmp_path / "shoe")
+    daemon = Daemon(tmp_path, mosquitto, device=link, rules={"decks": 2})
+    events = list(Dealer(decks=2, seed=5).events())
+    third = len(events) // 3
+    async with VirtualShoe(link, "framed", baud=115200) as shoe:
+        try:
+            async with Recorder(mosquitto) as board:
+                await asyncio.to_thread(daemon.start)
+                await shoe.play(events[:third])
+                await asyncio.sleep(0.5)
+                assert await asyncio.to_thread(daemon.stop) == 0
+                key_file = daemon.journal / "table.key"
+                old = public_text(load_key(key_file).public_key())
+                made = subprocess.run(
+                    [sys.executable, "-m", "baccarat.cli", "identity", "--new-key",
+                     str(key_file)], capture_output=True, text=True, timeout=60, check=True)
+                new = made.stdout.split("public ")[1].split()[0]
+                await asyncio.to_thread(daemon.start)
+                await shoe.play(events[third:2 * third])
+                await asyncio.sleep(0.5)
+                assert await asyncio.to_thread(daemon.stop) == 0
+                await asyncio.to_thread(daemon.start)  # the hand-over kept across a restart
+                await shoe.play(events[2 * third:])
+                await board.wait_for(shoes_closed(1), SHOE_TIMEOUT)
+                assert await asyncio.to_thread(daemon.stop) == 0
+        finally:
+            daemon.close()
+    assert "signing key: handed over from key" in daemon.log_file.read_text()
+    assert public_text(load_key(key_file).public_key()) == new
+    first: dict[int, Seal] = {}
+    for seq, seal in board.seals:
+        first.setdefault(seq, seal)
+    handovers = [seq for seq, seal in first.items() if seal.handover is not None]
+    assert len(handovers) == 1
+    checker = Checker("T1", keys_from({"T1": [old]}))  # the old key alone
+    bodies = _engine_bodies(daemon)
+    for seq in sorted(first):
+        assert checker.check(Link(seq, bodies[seq], first[seq])) is None, seq
+    result = verify("--journal", str(daemon.journal), "--key", old, "--table", "T1")
+    assert result.returncode == 0, result.stdout + result.stderr
+    # a key that no known key handed over to is refused
+    stranger = public_text(make_key(tmp_path / "stranger.key").public_key())
+    checker = Checker("T1", keys_from({"T1": [stranger]}))
+    assert checker.check(Link(1, bodies[1], first[1])) is not None

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-
 from pathlib import Path
 
 from baccarat import DISTRIBUTION, __version__
@@ -32,6 +31,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--key", type=Path, help="the signing key file itself")
     parser.add_argument(
+        "--new-key", type=Path, metavar="KEY",
+        help="make a new key to take over from KEY at the daemon's next start (KEY.next; "
+        "docs/record.md, Rotating a key)",
+    )
+    parser.add_argument(
         "--write-manifest",
         action="store_true",
         help="write the manifest of the package's files as they are (release builds only)",
@@ -40,6 +44,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the identity and verify it; 0 verified, 1 not, 2 no manifest."""
+    if args.new_key is not None:
+        return new_key(args.new_key)
     try:
         if args.write_manifest:
             path, digest = write_manifest()
@@ -132,3 +138,24 @@ def key_text(key: dict[str, str | None]) -> str:
     if key["problem"] is not None:  # shown from the .pub beside it
         text += f"\n  KEY NOT USABLE: {key['problem']}"
     return text
+
+
+def new_key(current: Path) -> int:
+    """Make ``current.next``, the key the daemon hands over to at its next start."""
+    from baccarat.chain import make_key
+    from baccarat.controller.signing import next_key_path
+
+    waiting = next_key_path(current)
+    if not current.exists():
+        print(f"baccarat identity: {current} does not exist: no key to hand over from",
+              file=sys.stderr)
+        return 1
+    try:
+        public = make_key(waiting).public_key()
+    except ChainError as exc:
+        print(f"baccarat identity: {exc}", file=sys.stderr)
+        return 1
+    print(f"made {waiting}: key {key_id(public)}\n  public {public_text(public)}\n"
+          "add it to the floor's keys file, then restart the daemon: its next event hands "
+          "over to it")
+    return 0

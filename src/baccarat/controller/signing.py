@@ -14,6 +14,7 @@ the ``published`` cursor: it covers the newest file's records, which no later he
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 from collections.abc import Iterable
@@ -24,9 +25,11 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from baccarat.chain import (
     ChainError,
+    Handover,
     Head,
     Sealer,
     key_id,
+    load_key,
     load_or_make,
     public_text,
     read_head,
@@ -41,6 +44,24 @@ KEY_FILE: Final = "table.key"
 """The key a daemon makes in its state directory (the journal's folder) when none is set."""
 CHAIN_FILE: Final = "chain"
 """The newest chain head, signed, beside the journal."""
+HANDOVER_FILE: Final = "key-handover"
+"""The last key hand-over, beside the journal: every signed head carries it."""
+
+
+def _unb64_text(text: object) -> bytes:
+    if not isinstance(text, str):
+        raise TypeError("not base64 text")
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def key_path(configured: Path | None, state: Path) -> Path:
+    """Where the table's key is: the configured file, else ``state/table.key``."""
+    return configured if configured is not None else state / KEY_FILE
+
+
+def next_key_path(path: Path) -> Path:
+    """Where a new key waits to be handed over to (docs/record.md, "Rotating a key")."""
+    return path.with_name(path.name + ".next")
 
 
 def table_key(configured: Path | None, state: Path) -> Ed25519PrivateKey:
@@ -48,7 +69,7 @@ def table_key(configured: Path | None, state: Path) -> Ed25519PrivateKey:
 
     :class:`ChainError` for a key that cannot be used (wrong permissions, not a key).
     """
-    path = configured if configured is not None else state / KEY_FILE
+    path = key_path(configured, state)
     if configured is not None and not configured.exists():
         raise ChainError(f"key file {configured} (key_file in the configuration) does not exist")
     state.mkdir(parents=True, exist_ok=True)
@@ -66,16 +87,87 @@ def table_key(configured: Path | None, state: Path) -> Ed25519PrivateKey:
 class TableChain:
     """The table's sealer, and the head of each journal file and of the ``chain`` file."""
 
-    def __init__(self, key: Ed25519PrivateKey, table: str, folder: Path) -> None:
+    def __init__(
+        self, key: Ed25519PrivateKey, table: str, folder: Path, key_file: Path | None = None
+    ) -> None:
         self.key = key
         self.table = table
         self.sealer = Sealer(key, table)
         self.path = folder / CHAIN_FILE
+        self.key_file = key_file
+        self.handover_path = folder / HANDOVER_FILE
+        self._rotating = False
+        self._next: Ed25519PrivateKey | None = None
+        self._load_handover()
 
     @property
     def public(self) -> str:
         """The public key, as ``baccarat identity`` prints it."""
-        return public_text(self.key.public_key())
+        return public_text(self.sealer.key.public_key())
+
+    def load_next(self) -> None:
+        """A new key waits beside the key (``.next``): load it, to hand over after recovery.
+
+        :class:`ChainError` if it cannot be used (the daemon does not start).
+        """
+        if self.key_file is None:
+            return
+        waiting = next_key_path(self.key_file)
+        if waiting.exists():
+            self._next = load_key(waiting)
+
+    def rotate_if_asked(self) -> None:
+        """After recovery: a new key waits, so the next event hands over to it."""
+        new, self._next = self._next, None
+        if new is None or self.key_file is None:
+            return
+        waiting = next_key_path(self.key_file)
+        self.sealer.hand_over(new)
+        self._rotating = True
+        log.warning("signing key: %s waits to take over from key %s; the next event hands "
+                    "over to key %s", waiting, self.sealer.id, key_id(new.public_key()))
+
+    def _rotated(self) -> None:
+        """The hand-over event is sealed: keep the hand-over, put the new key in place."""
+        self._rotating = False
+        assert self.sealer.handover is not None
+        assert self.key_file is not None
+        seq, handover = self.sealer.handover
+        replace_file(self.handover_path, json.dumps(handover.as_json(seq)) + "\n")
+        old = self.key_file
+        retired = old.with_name(f"{old.name}.retired-{handover.old}")
+        try:
+            old.rename(retired)
+            next_key_path(old).rename(old)
+            for suffix in (".pub",):
+                waiting = next_key_path(old).with_name(next_key_path(old).name + suffix)
+                if old.with_name(old.name + suffix).exists():
+                    old.with_name(old.name + suffix).rename(retired.with_name(
+                        retired.name + suffix))
+                if waiting.exists():
+                    waiting.rename(old.with_name(old.name + suffix))
+        except OSError as exc:
+            log.error(  # noqa: TRY400 - the reason is the message; no traceback wanted
+                "signing key: handed over at seq %d, but the key files could not be "
+                      "renamed (%s): rename %s to %s yourself", seq, exc, next_key_path(old), old)
+            return
+        log.warning("signing key: handed over from key %s to key %s at seq %d; the old key "
+                    "is now %s", handover.old, handover.new_id, seq, retired)
+
+    def _load_handover(self) -> None:
+        """The last hand-over, which every signed head carries (a restart keeps it)."""
+        try:
+            value = json.loads(self.handover_path.read_text(encoding="utf-8"))
+            handover = Handover(value["from"], _unb64_text(value["pub"]),
+                                _unb64_text(value["sig"]))
+        except FileNotFoundError:
+            return
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            log.warning("cannot read %s (%s): signed heads will not carry the last key "
+                        "hand-over", self.handover_path, exc)
+            return
+        if handover.new_id == self.sealer.id:
+            self.sealer.handover = (int(value["seq"]), handover)
 
     def start_from(self, header: Header | None) -> None:
         """Take the head a journal file's header carries (none: a chain that starts)."""
@@ -83,7 +175,10 @@ class TableChain:
 
     def payload(self, message: Message) -> bytes:
         """The published body of an engine message: its body with the chain member."""
-        return self.sealer.seal(message.seq, message.to_bytes())
+        sealed = self.sealer.seal(message.seq, message.to_bytes())
+        if self._rotating:
+            self._rotated()
+        return sealed
 
     def advance(self, messages: Iterable[Message]) -> dict[int, bytes]:
         """Seal messages of a replay in order; their published bodies by seq."""

@@ -62,7 +62,7 @@ from baccarat.controller.positions import (
 from baccarat.controller.publisher import Outbox, OutMessage, Publisher, status_payload
 from baccarat.controller.recovery import gaps, older_messages
 from baccarat.controller.shuffle_watch import ShuffleWatch
-from baccarat.controller.signing import TableChain, table_key
+from baccarat.controller.signing import TableChain, key_path, table_key
 from baccarat.drivers import events as ev
 from baccarat.drivers.codec import get_codec
 from baccarat.drivers.source import DeviceSource
@@ -97,10 +97,12 @@ class Table:
             datasync=self.metrics.timed_datasync if self.metrics else os.fdatasync,
             table=config.table,
         )
+        state = Path(config.journal.folder)
         self.chain = TableChain(
-            table_key(config.key_file, Path(config.journal.folder)), config.table,
-            Path(config.journal.folder),
+            table_key(config.key_file, state), config.table, state,
+            key_path(config.key_file, state),
         )
+        self.chain.load_next()  # a key that waits to take over: refused now if unusable
         """The table's key and the head of its chain: every event is sealed as it is queued."""
         self.journal.chain_head = self.chain.signed_head
         self._sealed: dict[int, bytes] = {}  # published bodies made by recovery, by seq
@@ -195,6 +197,7 @@ class Table:
         for gap in gaps(regenerated, cursor, older.reasons):
             log.error("journal: %s", gap)
             self.handle(DeviceReport("journal", str(gap), ts=self.now()))
+        self.chain.rotate_if_asked()  # the next event hands over to a new key, if one waits
         restart = restart_report(self.engine, self.config.device, self.now())
         if restart is not None:
             self.handle(restart)

@@ -73,7 +73,7 @@ class Refusal extends Error {}
 // checked against its schema, as boards/accept.py does with baccarat.chain.split. A board
 // does not check the signature; the recorder and `baccarat verify` do.
 const CHAIN_MEMBER =
-  /,"chain":\{(?:"after":(?:0|[1-9][0-9]{0,18}),)?"prev":"[0-9a-f]{64}","key":"[0-9a-f]{16}","sig":"[A-Za-z0-9_-]{86}"\}\}$/;
+  /,"chain":\{(?:"after":(?:0|[1-9][0-9]{0,18}),)?(?:"handover":\{"from":"[0-9a-f]{16}","pub":"[A-Za-z0-9_-]{43}","sig":"[A-Za-z0-9_-]{86}"\},)?"prev":"[0-9a-f]{64}","key":"[0-9a-f]{16}","sig":"[A-Za-z0-9_-]{86}"\}\}$/;
 
 /** The engine's body of a published body: its chain member taken off. */
 export function unsealed(text) {

@@ -487,9 +487,10 @@ def lost_range(body: Mapping[str, object]) -> tuple[int, int] | None:
 class Checker:
     """Checks one table's events in seq order: each one follows the one before, signed."""
 
-    def __init__(self, table: str, keys: Keys) -> None:
+    def __init__(self, table: str, keys: Keys, *, kept: int = HASHES_KEPT) -> None:
         self.table = table
         self.keys = keys
+        self.kept = kept
         self.head: Head | None = None
         self.events = 0
         self.starts = 0
@@ -535,8 +536,8 @@ class Checker:
             return self._break(link, problem)
         self.head = Head(link.seq, digest)
         self.hashes[link.seq] = digest
-        if len(self.hashes) > HASHES_KEPT:  # bounded: keep the newest half
-            for old in sorted(self.hashes)[: HASHES_KEPT // 2]:
+        if len(self.hashes) > self.kept:  # bounded: keep the newest half
+            for old in sorted(self.hashes)[: self.kept // 2]:
                 del self.hashes[old]
         self.events += 1
         return None

@@ -11,6 +11,7 @@ hash), ``verify`` must name its seq, and the tamper is undone.
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from baccarat.chain import Seal, event_hash, load_key, public_text
+from baccarat.chain import Seal, event_hash, make_key, public_text
 from baccarat.floor.records import published
 from baccarat.floor.store import open_store
 from baccarat.sim_hardware.virtual_shoe import VirtualShoe
@@ -42,13 +43,13 @@ def verify(*args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=120, check=False)
 
 
-def keys_file(path: Path, daemons: dict[str, Daemon]) -> Path:
-    lines = ["[tables]"]
-    for table, daemon in daemons.items():
-        public = load_key(daemon.journal / "table.key").public_key()
-        lines.append(f'{table} = ["{public_text(public)}"]')
-    path.write_text("\n".join(lines) + "\n")
-    return path
+def forged_event(folder: Path) -> bytes:
+    """A card of table T1 far past its seqs, signed by another key than the table's."""
+    from baccarat.chain import Sealer
+
+    body = (b'{"schema":1,"seq":100000,"ts":1.0,"type":"card","shoe":1,"round":99,'
+            b'"position":"P1","card":"AS"}')
+    return Sealer(make_key(folder / "forger.key"), "T1").seal(100000, body)
 
 
 class Raw:
@@ -86,8 +87,7 @@ def card_rows(raw: Raw, table: str) -> list[tuple[int, str]]:
 def first_break(result: subprocess.CompletedProcess[str]) -> str:
     assert result.returncode == 1, result.stdout + result.stderr
     assert "Traceback" not in result.stderr
-    line = next(x for x in result.stdout.splitlines() if x.startswith("first break:"))
-    return line
+    return next(x for x in result.stdout.splitlines() if x.startswith("first break:"))
 
 
 def tamper_and_verify(url: str, keys: Path, table: str) -> None:
@@ -141,7 +141,8 @@ def tamper_and_verify(url: str, keys: Path, table: str) -> None:
         raw.run("UPDATE messages SET body = ? WHERE tbl = ? AND seq = ?", forged, table, seq)
         raw.run("UPDATE chain SET hash = ? WHERE tbl = ? AND seq = ?", new_hash, table, seq)
         line = first_break(verify("--db", url, "--keys", str(keys), "--table", table))
-        assert f"table {table}, seq {seq}:" in line and "signature does not verify" in line
+        assert f"table {table}, seq {seq}:" in line
+        assert "signature does not verify" in line
         raw.run("UPDATE messages SET body = ? WHERE tbl = ? AND seq = ?", body, table, seq)
         raw.run("UPDATE chain SET hash = ? WHERE tbl = ? AND seq = ?", bytes(digest), table, seq)
         assert verify("--db", url, "--keys", str(keys), "--table", table).returncode == 0
@@ -155,8 +156,18 @@ async def test_a_floor_of_three_tables_verifies_and_every_tamper_is_named(
 ) -> None:
     broker: Mosquitto = mosquitto_factory(persistence=True, extra_config=FLOOR_BROKER)
     databases = {"sqlite": str(tmp_path / "floor.db"), "postgresql": postgres.new_database()}
-    recorders = [RecorderProcess(tmp_path, broker, db, name).start()
-                 for name, db in databases.items()]
+    lines = ["[tables]"]
+    for table in TABLES:  # installed keys, so that the recorders know them from the start
+        (tmp_path / table / "journal").mkdir(parents=True)
+        public = make_key(tmp_path / table / "journal" / "table.key").public_key()
+        lines.append(f'{table} = ["{public_text(public)}"]')
+    keys = tmp_path / "floor-keys.toml"
+    keys.write_text("\n".join(lines) + "\n")
+    recorders = []
+    for name, db in databases.items():
+        recorder = RecorderProcess(tmp_path, broker, db, name)
+        recorder.argv += ["--keys", str(keys)]
+        recorders.append(recorder.start())
     daemons: dict[str, Daemon] = {}
     shoes: dict[str, VirtualShoe] = {}
     try:
@@ -167,13 +178,27 @@ async def test_a_floor_of_three_tables_verifies_and_every_tamper_is_named(
                 str(tmp_path / f"shoe-{table}"), "framed", baud=115200
             ).__aenter__()
             folder = tmp_path / table
-            folder.mkdir()
             daemons[table] = Daemon(folder, broker, device=str(tmp_path / f"shoe-{table}"),
                                     table=table, rules={"decks": 2})
             await asyncio.to_thread(daemons[table].start)
         await asyncio.gather(*(deal_shoe(shoes[t], seed=n) for n, t in enumerate(TABLES)))
         for db in databases.values():
             await wait_until_stored(db, daemons, WITHIN)
+        for recorder in recorders:  # a clean floor: no break found as it came (but the
+            for table in TABLES:  # probe on T0, which is unsigned)
+                assert f"chain broken: table {table}" not in recorder.log()
+        # a forged event, signed by a key the floor does not know: a floor alarm at once
+        forged = forged_event(tmp_path)
+        async with broker.client() as client:
+            await client.subscribe("baccarat/floor/surveillance", qos=1)
+            await client.publish("baccarat/T1/card", forged, qos=1)
+            async with asyncio.timeout(20):
+                async for message in client.messages:
+                    finding = json.loads(message.payload)
+                    if finding.get("type") == "chain_break":
+                        break
+        assert finding["table"] == "T1"
+        assert "which the floor does not know" in finding["why"]
     finally:
         for daemon in daemons.values():
             daemon.close()
@@ -181,11 +206,12 @@ async def test_a_floor_of_three_tables_verifies_and_every_tamper_is_named(
             await shoe.__aexit__(None, None, None)
         for recorder in recorders:
             recorder.stop()
-    keys = keys_file(tmp_path / "floor-keys.toml", daemons)
     for kind, url in databases.items():
         raw = Raw(url)
-        try:  # the recorder's probe: no table's, unsigned
+        try:  # the recorder's probe: no table's, unsigned; and the forged event
             raw.run("DELETE FROM messages WHERE tbl = 'T0'")
+            raw.run("DELETE FROM messages WHERE tbl = 'T1' AND seq = ?", finding["seq"])
+            raw.run("DELETE FROM chain WHERE tbl = 'T1' AND seq = ?", finding["seq"])
         finally:
             raw.close()
         result = verify("--db", url, "--keys", str(keys))
@@ -200,14 +226,13 @@ async def test_a_floor_of_three_tables_verifies_and_every_tamper_is_named(
 
 def test_an_unknown_key_or_another_table_is_said_plainly(tmp_path: Path) -> None:
     """A database with a table no key is known for, and a key of another table."""
-    from baccarat.chain import Sealer, make_key
+    from baccarat.chain import Sealer, split
     from baccarat.floor.records import Received
-    from baccarat.chain import split
-    import json
 
     key = make_key(tmp_path / "t.key")
     sealer = Sealer(key, "T1")
-    body = b'{"schema":1,"seq":1,"ts":1.0,"type":"card","shoe":1,"round":1,"position":"P1","card":"9S"}'
+    body = (b'{"schema":1,"seq":1,"ts":1.0,"type":"card","shoe":1,"round":1,'
+            b'"position":"P1","card":"9S"}')
     plain, seal = split(sealer.seal(1, body))
     store = open_store(str(tmp_path / "floor.db"))
     store.add([Received("T1", "baccarat/T1/card", json.loads(plain), plain.decode(), 1.0,
@@ -217,7 +242,8 @@ def test_an_unknown_key_or_another_table_is_said_plainly(tmp_path: Path) -> None
     keys = tmp_path / "keys.toml"
     keys.write_text(f'[tables]\nT2 = ["{public_text(other.public_key())}"]\n')
     result = verify("--db", str(tmp_path / "floor.db"), "--keys", str(keys))
-    assert result.returncode == 2 and "no key is known for table(s) T1" in result.stderr
+    assert result.returncode == 2
+    assert "no key is known for table(s) T1" in result.stderr
     assert "Traceback" not in result.stderr
     # T1's events checked with T2's key given as T1's: the signatures are another key's
     keys.write_text(f'[tables]\nT1 = ["{public_text(other.public_key())}"]\n'
@@ -227,7 +253,8 @@ def test_an_unknown_key_or_another_table_is_said_plainly(tmp_path: Path) -> None
     assert "which is table T2's: the record of another table" in result.stdout
     keys.write_text(f'[tables]\nT1 = ["{public_text(key.public_key())}"]\n')
     result = verify("--db", str(tmp_path / "floor.db"), "--keys", str(keys), "--table", "T9")
-    assert result.returncode == 2 and "holds nothing of table T9" in result.stderr
+    assert result.returncode == 2
+    assert "holds nothing of table T9" in result.stderr
     result = verify("--db", str(tmp_path / "floor.db"), "--keys", str(keys))
     assert result.returncode == 0, result.stdout + result.stderr
     assert "intact: table T1: 1 event(s)" in result.stdout

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import aiomqtt
-from baccarat.chain import split
 
+from baccarat.chain import split
 from support.mosquitto import Mosquitto, _die_with_parent
 
 READY_TIMEOUT = 20.0

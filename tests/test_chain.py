@@ -38,7 +38,7 @@ def card(seq: int, code: str = "9S") -> bytes:
 def damaged(seq: int, first: int, last: int) -> bytes:
     return json.dumps({
         "schema": 1, "seq": seq, "ts": 1.0, "type": "alarm", "id": 1,
-        "kind": "journal_damaged", "lost_first": first, "lost_last": last, "text": "lost",
+        "kind": "journal_damaged", "lost_from": first, "lost_to": last, "text": "lost",
     }, separators=(",", ":")).encode()
 
 

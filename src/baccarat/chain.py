@@ -52,7 +52,7 @@ GENESIS: Final = bytes(32)
 """``prev`` of a table's first event: no event before it."""
 HASHES_KEPT: Final = 200_000
 """Events whose hash a checker keeps to check an ``after`` against (the newest)."""
-LOST_FIELDS: Final = ("lost_first", "lost_last")
+LOST_FIELDS: Final = ("lost_from", "lost_to")
 """The fields of a ``journal_damaged`` alarm that name the seq range its table lost."""
 PUBLIC_PREFIX: Final = "ed25519:"
 """How a public key is written: ``ed25519:`` and its 32 bytes in standard base64."""

@@ -98,6 +98,7 @@ class TableChain:
         self.handover_path = folder / HANDOVER_FILE
         self._rotating = False
         self._next: Ed25519PrivateKey | None = None
+        self._persisted: tuple[int, Handover] | None = None
         self._load_handover()
 
     @property
@@ -113,8 +114,18 @@ class TableChain:
         if self.key_file is None:
             return
         waiting = next_key_path(self.key_file)
-        if waiting.exists():
-            self._next = load_key(waiting)
+        if not waiting.exists():
+            return
+        new = load_key(waiting)
+        done = self._persisted
+        if done is not None and done[1].new_id == key_id(new.public_key()):
+            # handed over already, but the files could not be renamed (the configuration
+            # directory is read-only to the service): sign with the new key, no new hand-over
+            self.sealer.key, self.sealer.id, self.sealer.handover = new, done[1].new_id, done
+            log.warning("signing key: %s took over at seq %d; rename it to %s (the old key "
+                        "is no longer used)", waiting, done[0], self.key_file)
+            return
+        self._next = new
 
     def rotate_if_asked(self) -> None:
         """After recovery: a new key waits, so the next event hands over to it."""
@@ -133,7 +144,13 @@ class TableChain:
         assert self.sealer.handover is not None
         assert self.key_file is not None
         seq, handover = self.sealer.handover
-        replace_file(self.handover_path, json.dumps(handover.as_json(seq)) + "\n")
+        self._persisted = self.sealer.handover
+        try:
+            replace_file(self.handover_path, json.dumps(handover.as_json(seq)) + "\n")
+        except OSError as exc:
+            log.error(  # noqa: TRY400 - the reason is the message; no traceback wanted
+                "signing key: cannot write %s (%s): after a restart the signed heads will "
+                "not carry the hand-over", self.handover_path, exc)
         old = self.key_file
         retired = old.with_name(f"{old.name}.retired-{handover.old}")
         try:
@@ -166,8 +183,9 @@ class TableChain:
             log.warning("cannot read %s (%s): signed heads will not carry the last key "
                         "hand-over", self.handover_path, exc)
             return
+        self._persisted = (int(value["seq"]), handover)
         if handover.new_id == self.sealer.id:
-            self.sealer.handover = (int(value["seq"]), handover)
+            self.sealer.handover = self._persisted
 
     def start_from(self, header: Header | None) -> None:
         """Take the head a journal file's header carries (none: a chain that starts)."""

@@ -165,3 +165,39 @@ def test_keys_files_and_key_files_say_what_is_wrong(tmp_path: Path) -> None:
     keys.write_text(f"[tables]\nT1 = ['{public}']\nT2 = ['{public}']\n")
     with pytest.raises(ChainError, match="is listed for both T1 and T2"):
         read_keys(keys)
+
+
+def test_verify_says_what_it_cannot_check_never_a_traceback(tmp_path: Path) -> None:
+    """Bad input of each kind: a clear message, exit status 2."""
+    import subprocess
+    import sys
+
+    key = make_key(tmp_path / "t.key")
+    keys = tmp_path / "keys.toml"
+    keys.write_text(f"[tables]\nT1 = ['{public_text(key.public_key())}']\n")
+    not_a_db = tmp_path / "floor.db"
+    not_a_db.write_bytes(b"this is no database" * 100)
+    old = tmp_path / "old.db"
+    import sqlite3
+
+    connection = sqlite3.connect(old)
+    connection.execute("CREATE TABLE messages (seq BIGINT, tbl TEXT)")
+    connection.execute("CREATE TABLE derived (seq BIGINT, tbl TEXT)")
+    connection.commit()
+    connection.close()
+    journal = tmp_path / "journal"
+    journal.mkdir()
+    (journal / "shoe-000001.journal").write_bytes(b"#journal {not json} *00000000\n")
+    cases = {
+        ("--db", str(not_a_db)): "floor.db",
+        ("--db", str(old)): "has no chain table",
+        ("--journal", str(journal)): "shoe-000001.journal",
+        ("--journal", str(tmp_path / "none")): "is not a folder",
+    }
+    for args, said in cases.items():
+        done = subprocess.run([sys.executable, "-m", "baccarat.cli", "verify", *args,
+                               "--keys", str(keys)], capture_output=True, text=True,
+                              timeout=60, check=False)
+        assert done.returncode in (1, 2), (args, done.stdout, done.stderr)
+        assert said in done.stdout + done.stderr, (args, done.stdout, done.stderr)
+        assert "Traceback" not in done.stderr, done.stderr

@@ -48,6 +48,11 @@ def run(args: argparse.Namespace) -> int:
     except (ChainError, JournalCheckError, StoreError) as exc:
         print(f"baccarat verify: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:  # hostile bytes in a file or a row: said, never a traceback
+        what = args.journal if args.journal is not None else args.db
+        print(f"baccarat verify: {what} cannot be checked: it holds what no table or "
+              f"recorder writes ({type(exc).__name__}: {exc})", file=sys.stderr)
+        return 2
     print(f"checked in {time.perf_counter() - started:.2f} s")
     return code
 
@@ -108,7 +113,14 @@ def _database(args: argparse.Namespace) -> int:
     keys = _keys(args, args.table)
     store = open_store(args.db, create=False)
     try:
-        tables = store.tables()
+        try:
+            tables = store.tables()
+        except StoreError as exc:
+            if "chain" in str(exc):
+                raise StoreError(f"{args.db} has no chain table: its recorder is older than "
+                                 f"the chain and the signatures, nothing to check ({exc})"
+                                 ) from None
+            raise
         if args.table is not None and args.table not in tables:
             raise ChainError(f"the database holds nothing of table {args.table} "
                              f"(it holds {', '.join(tables) or 'nothing'})")

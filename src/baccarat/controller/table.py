@@ -351,7 +351,13 @@ class Table:
         """Queue a message; a ``republished`` one (a copy, its seq not new) moves no cursor."""
         topic = message.topic
         try:
-            payload = self._sealed.get(message.seq) or self.chain.payload(message)
+            sealed = self._sealed.get(message.seq)
+            if sealed is not None:  # made by recovery, sealed as it was the first time
+                payload = sealed
+            elif republished:  # a copy, its seq not new: never moves the chain's head
+                payload = message.to_bytes()
+            else:
+                payload = self.chain.payload(message)
         except Exception:  # a bug, not an input: the table goes on, the seq shows the gap
             log.exception("message seq %s (%s): no body, not published", message.seq, topic)
             return

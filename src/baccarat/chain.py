@@ -148,8 +148,12 @@ def make_key(path: Path) -> Ed25519PrivateKey:
     try:
         os.write(fd, pem)
         os.fsync(fd)
-    finally:
+    except OSError as exc:  # a full or failing disk: no half key left behind
         os.close(fd)
+        with contextlib.suppress(OSError):
+            path.unlink()
+        raise ChainError(f"cannot write key file {path}: {exc.strerror or exc}") from None
+    os.close(fd)
     public = path.with_name(path.name + ".pub")
     with contextlib.suppress(OSError):  # a convenience: the public half, for anyone to read
         public.write_text(public_text(key.public_key()) + "\n", encoding="ascii")

@@ -72,8 +72,21 @@ def table_key(configured: Path | None, state: Path) -> Ed25519PrivateKey:
     path = key_path(configured, state)
     if configured is not None and not configured.exists():
         raise ChainError(f"key file {configured} (key_file in the configuration) does not exist")
-    state.mkdir(parents=True, exist_ok=True)
-    key, made = load_or_make(path)
+    try:
+        state.mkdir(parents=True, exist_ok=True)
+        key, made = load_or_make(path)
+    except (ChainError, OSError) as exc:
+        if configured is not None or path.exists():
+            raise ChainError(str(exc)) from None
+        # none installed, and none can be made (a full or read-only disk, which stops the
+        # journal too): this run signs with a key kept nowhere, and says so
+        key = Ed25519PrivateKey.generate()
+        public = key.public_key()
+        log.error(  # noqa: TRY400 - the reason is the message; no traceback wanted
+            "signing key: none was installed and none can be made in %s (%s): this "
+                  "run signs with key %s (%s), kept nowhere", state, exc, key_id(public),
+                  public_text(public))
+        return key
     public = key.public_key()
     if made:
         log.warning("signing key: none was installed; made %s (key %s, %s): the floor "

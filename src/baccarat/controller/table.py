@@ -249,7 +249,7 @@ class Table:
             self.publisher.say_on_connect(None)
             return
         self.outbox.put(OutMessage(self.config.topic(FAULT_TOPIC), encoded(alarm), retain=True))
-        status = fault_status(self.fault, table=self.config.table)
+        status = fault_status(self.fault, table=self.config.table, key=self.chain.public)
         self.publisher.say_on_connect(status)  # and on a connection not yet made
         # queued as well, whatever the connection's state: a connection being made as the
         # fault comes may already have said "online" (the same body twice does no harm)

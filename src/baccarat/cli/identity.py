@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 from baccarat import DISTRIBUTION, __version__
-from baccarat.chain import ChainError, key_id, load_key, parse_public, public_text
 from baccarat.identity import IdentityError, Verification, verify, write_manifest
 
 DEFAULT_CONFIG = Path("/etc/baccarat-controller/table.toml")
@@ -102,7 +101,11 @@ def as_text(checked: Verification) -> str:
 
 
 def signing_key(args: argparse.Namespace) -> dict[str, str | None]:
-    """The table's signing key in use: its file, id and public key, or why none is named."""
+    """The table's signing key in use: its file, id and public key, or why none is named.
+
+    ``baccarat.chain`` (and ``cryptography``) are imported here, not with the module: the
+    release build runs ``identity --write-manifest`` where only the package is installed.
+    """
     path: Path | None = args.key
     if path is None:
         config = args.config or (DEFAULT_CONFIG if DEFAULT_CONFIG.is_file() else None)
@@ -117,6 +120,10 @@ def signing_key(args: argparse.Namespace) -> dict[str, str | None]:
         except ConfigError as exc:
             return {"file": None, "id": None, "public": None, "problem": str(exc)}
         path = loaded.key_file or Path(loaded.journal.folder) / KEY_FILE
+    try:
+        from baccarat.chain import ChainError, key_id, load_key, parse_public, public_text
+    except ImportError as exc:  # a bare build environment (packaging/build-wheel)
+        return {"file": str(path), "id": None, "public": None, "problem": str(exc)}
     problem = None
     try:
         public = load_key(path).public_key()
@@ -142,7 +149,7 @@ def key_text(key: dict[str, str | None]) -> str:
 
 def new_key(current: Path) -> int:
     """Make ``current.next``, the key the daemon hands over to at its next start."""
-    from baccarat.chain import make_key
+    from baccarat.chain import ChainError, key_id, make_key, public_text
     from baccarat.controller.signing import next_key_path
 
     waiting = next_key_path(current)

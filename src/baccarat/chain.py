@@ -52,7 +52,9 @@ GENESIS: Final = bytes(32)
 """``prev`` of a table's first event: no event before it."""
 HASHES_KEPT: Final = 200_000
 """Events whose hash a checker keeps to check an ``after`` against (the newest)."""
-LOST_FIELDS: Final = ("lost_from", "lost_to")
+LOST_FIELDS: Final = ("lost_first", "lost_last")
+NAMED_WITHIN: Final = 2
+"""Events after a jump within which the ``journal_damaged`` alarm that names it must come."""
 """The fields of a ``journal_damaged`` alarm that name the seq range its table lost."""
 PUBLIC_PREFIX: Final = "ed25519:"
 """How a public key is written: ``ed25519:`` and its 32 bytes in standard base64."""
@@ -502,6 +504,8 @@ class Checker:
         """Each checked event's hash, by seq (to check an ``after`` against)."""
         self.learned: dict[str, Ed25519PublicKey] = {}
         """Keys handed over by a known key of this table (key rotation)."""
+        self.pending: tuple[int, int, int] | None = None
+        """A jump not named yet: the first and last seq it skipped, and its event's seq."""
 
     def check(self, link: Link) -> Break | None:
         """The first thing wrong with this event, given those before; ``None``: intact."""
@@ -536,6 +540,8 @@ class Checker:
             return self._break(link, f"the signature does not verify under key {seal.key}: "
                                      "the body was changed after it was signed")
         problem = self._follows(link, seal)
+        if problem is None and self.pending is not None:
+            problem = self._named(link)
         if problem is not None:
             return self._break(link, problem)
         self.head = Head(link.seq, digest)
@@ -564,19 +570,47 @@ class Checker:
         return None
 
     def _after(self, link: Link, after: int, prev: bytes) -> str | None:
-        """An event that follows ``after``, not seq - 1: it must name the events between."""
-        if link.lost is None:
-            return (f"it follows seq {after}, not seq {link.seq - 1}, and names no lost events "
-                    "(only a journal_damaged alarm naming them may)")
-        if link.lost != (after + 1, link.seq - 1):
+        """An event that follows ``after``, not seq - 1: the events between must be named.
+
+        By this event, a ``journal_damaged`` alarm, or by one of the next
+        :data:`NAMED_WITHIN` events (the engine may clear an earlier loss's alarm first).
+        """
+        if link.lost is not None and link.lost != (after + 1, link.seq - 1):
             return (f"it follows seq {after} but names seq {link.lost[0]} to {link.lost[1]} "
                     "as lost")
+        if link.lost is None:
+            if self.pending is not None:
+                return self._unnamed(self.pending)
+            self.pending = (after + 1, link.seq - 1, link.seq)
         known = self.hashes.get(after)
         if known is None and self.head is not None and after > 0:
             return f"it follows seq {after}, which the record does not hold"
         if known is not None and prev != known:
             return f"prev is not the hash of seq {after}, which it follows"
         return None
+
+    def _named(self, link: Link) -> str | None:
+        """A jump waits to be named: by this event, or too late now."""
+        assert self.pending is not None
+        first, last, jump = self.pending
+        if link.lost == (first, last) and link.seq <= jump + NAMED_WITHIN:
+            self.pending = None
+            return None
+        if link.seq > jump + NAMED_WITHIN:
+            return self._unnamed(self.pending)
+        return None
+
+    def _unnamed(self, pending: tuple[int, int, int]) -> str:
+        first, last, jump = pending
+        self.pending = None
+        return (f"seq {jump} follows seq {first - 1}, and no journal_damaged alarm among it "
+                f"and the {NAMED_WITHIN} events after it names seq {first} to {last} as lost")
+
+    def finish(self) -> str | None:
+        """At the end of the record: a jump still waiting to be named is a break."""
+        if self.pending is None:
+            return None
+        return self._unnamed(self.pending)
 
     def _break(self, link: Link, why: str) -> Break:
         return Break(self.table, link.seq, why)

@@ -86,6 +86,11 @@ def verify_table(store: Store, table: str, keys: Keys) -> TableReport:
         if broken is not None:
             report.broken = broken
             return report
+    unnamed = checker.finish()
+    if unnamed is not None and report.last is not None:
+        report.broken = Break(table, checker.head.seq if checker.head else report.last,
+                              unnamed)
+        return report
     orphans = sorted(set(links) - seen)
     if orphans:
         report.broken = Break(table, orphans[0], "a chain row without its message: the "

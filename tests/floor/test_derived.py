@@ -20,6 +20,7 @@ from typing import Any
 
 import aiomqtt
 
+from baccarat.chain import split
 from baccarat.floor.bodies import BODY_TYPES, DERIVED_TOPICS
 from baccarat.floor.derived import VIEWS, rebuild_at, rebuilt
 from baccarat.floor.store import open_store
@@ -50,7 +51,8 @@ async def _truth(broker: Mosquitto, into: dict[int, tuple[str, bytes]], ready: a
         ready.set()
         async for message in client.messages:
             topic = str(message.topic)
-            payload = bytes(message.payload)  # type: ignore[arg-type]
+            # the engine's body: the table's chain member taken off (docs/record.md)
+            payload, _ = split(bytes(message.payload))  # type: ignore[arg-type]
             if topic.rsplit("/", 1)[-1] in BODY_TYPES and b'"seq"' in payload:
                 seq = int(payload.split(b'"seq":', 1)[1].split(b",", 1)[0])
                 into[seq] = (topic.rsplit("/", 1)[-1], payload)

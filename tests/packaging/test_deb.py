@@ -156,6 +156,14 @@ def test_the_installed_command_reports_and_verifies(deb: Path, root: Path) -> No
     assert not list((root / VENV / "lib").glob("python3.*/site-packages/pip"))
 
 
+def test_the_postinst_makes_the_tables_signing_key(root: Path) -> None:
+    """docs/record.md: made at install, readable by its owner only, its public half beside."""
+    key = root / "etc/baccarat-controller/table.key"
+    assert key.stat().st_mode & 0o777 == 0o600
+    assert (root / "etc/baccarat-controller/table.key.pub").read_text().startswith("ed25519:")
+    assert "-----BEGIN PRIVATE KEY-----" in key.read_text()
+
+
 def test_modules_are_compiled_to_checked_hash_pyc(root: Path) -> None:
     """A .pyc that does not match its source is never run (see the postinst)."""
     package = next((root / VENV / "lib").glob("python3.*/site-packages/baccarat"))

@@ -25,6 +25,7 @@ from typing import Any
 
 import aiomqtt
 
+from baccarat.chain import split
 from support.mosquitto import Mosquitto, _die_with_parent
 
 READY_TIMEOUT = 20.0
@@ -204,6 +205,8 @@ class Recorder:
         self.username = username
         self.password = password
         self.received: list[tuple[str, dict[str, Any]]] = []
+        self.seals: list[tuple[Any, Any]] = []
+        """(seq, seal) of each body that came with a chain member (baccarat.chain)."""
         self._task: asyncio.Task[None] | None = None
         self._subscribed = asyncio.Event()
         self._changed = asyncio.Event()
@@ -243,7 +246,11 @@ class Recorder:
                 text = payload.decode() if isinstance(payload, bytes) else str(payload)
                 if not text:
                     continue  # a retained message cleared (the fault topic after a fault)
-                self.received.append((str(message.topic), json.loads(text)))
+                body, seal = split(text.encode())  # the chain member (docs/record.md)
+                parsed = json.loads(body)
+                if seal is not None:
+                    self.seals.append((parsed.get("seq"), seal))
+                self.received.append((str(message.topic), parsed))
                 self._changed.set()
 
     async def wait_for(self, condition: Callable[[Recorder], bool], within: float) -> None:
@@ -300,7 +307,7 @@ async def retained_body(
             async with asyncio.timeout(2.0):
                 async for message in client.messages:
                     assert isinstance(message.payload, bytes)
-                    body: dict[str, Any] = json.loads(message.payload)
+                    body: dict[str, Any] = json.loads(split(message.payload)[0])
                     return body
         except TimeoutError:
             return None

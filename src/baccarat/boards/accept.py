@@ -29,6 +29,7 @@ from typing import Any, Final
 
 from pydantic import ValidationError
 
+from baccarat.chain import split
 from baccarat.errors import BaccaratError
 from baccarat.messages.bodies import EdgeMessage, Message, adapter, type_name
 from baccarat.messages.catalog import (
@@ -65,6 +66,7 @@ STATUS_SCHEMA: Final[dict[str, Any]] = {
         "table": {"type": "string"},
         "version": {"type": "string"},
         "fault": {"type": "string"},
+        "key": {"type": "string"},
     },
     "required": ["type", "state"],
 }
@@ -163,6 +165,7 @@ def _accept(kind: str, payload: bytes, table: str) -> Accepted:
         raise _RefusedError(size)
     if kind == STATUS_TYPE and payload.strip() in (b"online", b"offline"):
         return ControllerStatus(payload.strip().decode())  # a plain status, as tests send
+    payload, _ = split(payload)  # the chain member (docs/record.md): not the engine's body
     body = _decoded(payload)
     name = body.get("type")
     if not isinstance(name, str) or name not in allowed:

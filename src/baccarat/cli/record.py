@@ -18,13 +18,15 @@ from pathlib import Path
 
 from baccarat import logs
 from baccarat.boards.feed import parse_broker
+from baccarat.chain import ChainError, read_keys
 from baccarat.cli.common import add_log_arguments
+from baccarat.floor.chain_watch import ChainWatch
 from baccarat.floor.cluster import MAX_BYTES, ClusterAddress, ClusterRecorder
 from baccarat.floor.metrics import RecorderMetrics
 from baccarat.floor.recorder import BrokerAddress, Recorder, RecorderFailedError
 from baccarat.floor.records import QUARANTINE_SAMPLE
 from baccarat.floor.shuffle import DAY, FloorShuffle
-from baccarat.floor.store import Store, StoreError, open_store
+from baccarat.floor.store import Received, Store, StoreError, open_store
 from baccarat.floor.watchdog import TIMEOUT as STALL_TIMEOUT
 from baccarat.metrics_http import serve_page
 from baccarat.rules.shuffle_match import FLOOR_SHOES
@@ -82,6 +84,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"quarantined bodies kept, the newest ({QUARANTINE_SAMPLE:,}: at most 64 MiB);"
         " every one is counted all the same, by topic and reason (docs/limits.md)",
     )
+    parser.add_argument(
+        "--keys", type=Path, metavar="FILE",
+        help="the floor's keys file: check every table's chain as it comes, a break published"
+        " on {prefix}/floor/surveillance (docs/record.md)",
+    )
     add_log_arguments(parser)
 
 
@@ -116,6 +123,13 @@ def run(args: argparse.Namespace) -> int:
         host=host, port=port, username=args.username,
         password=password, client_id=args.client_id,
     )
+    chain = None
+    if args.keys is not None:
+        try:
+            chain = ChainWatch(read_keys(args.keys), prefix=args.prefix)
+        except ChainError as exc:
+            print(f"baccarat record: --keys: {exc}", file=sys.stderr)
+            return 2
     try:
         store = open_store(args.db)
         store.quarantine_keep = max(0, args.quarantine_keep)
@@ -134,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
         stream_bytes = args.stream_bytes
         asyncio.run(_record(broker, store, args.prefix, metrics, watch,
                             stall_timeout=args.stall_timeout, cluster=cluster,
-                            stream_bytes=stream_bytes))
+                            stream_bytes=stream_bytes, chain=chain))
     except StoreError as exc:  # the day's cards could not be read
         print(f"baccarat record: {exc}", file=sys.stderr)
         return 2
@@ -149,16 +163,20 @@ def run(args: argparse.Namespace) -> int:
 async def _record(
     broker: BrokerAddress, store: Store, prefix: str, metrics: tuple[str, int] | None,
     watch: FloorShuffle | None, *, stall_timeout: float, cluster: ClusterAddress | None = None,
-    stream_bytes: int = MAX_BYTES,
+    stream_bytes: int = MAX_BYTES, chain: ChainWatch | None = None,
 ) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    recorder = Recorder(broker, store, prefix=prefix,
-                        watch=watch.stored if watch is not None else None,
+    hooks = [hook.stored for hook in (watch, chain) if hook is not None]
+
+    async def watching(received: list[Received]) -> list[tuple[str, bytes]]:
+        return [finding for hook in hooks for finding in await hook(received)]
+
+    recorder = Recorder(broker, store, prefix=prefix, watch=watching if hooks else None,
                         stall_timeout=stall_timeout) if cluster is None else ClusterRecorder(
-        cluster, store, prefix=prefix, watch=watch.stored if watch is not None else None,
+        cluster, store, prefix=prefix, watch=watching if hooks else None,
         stream_max_bytes=stream_bytes)
     serving = None
     if metrics is not None:

@@ -245,6 +245,11 @@ class Config(BaseSettings):
     allow_test_decks: bool = Field(
         default=False, strict=True, description="Accept fewer than 6 decks (tests and demos only)."
     )
+    key_file: Path | None = Field(
+        default=None,
+        description="The table's Ed25519 signing key (PEM, readable by its owner only); "
+        "unset: table.key in the journal's folder, made if missing (docs/record.md).",
+    )
     device: DeviceConfig = DeviceConfig(kind="none")
     broker: BrokerConfig = BrokerConfig()
     journal: JournalConfig = JournalConfig()

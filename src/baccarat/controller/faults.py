@@ -65,6 +65,10 @@ def encoded(body: dict[str, object]) -> bytes:
     return json.dumps(body).encode()
 
 
-def fault_status(text: str, *, table: str) -> bytes:
-    """The retained ``status`` body of a table stopped by a fault: offline, and why."""
-    return status_payload("offline", table, fault=text)
+def fault_status(text: str, *, table: str, key: str | None = None) -> bytes:
+    """The retained ``status`` body of a table stopped by a fault: offline, and why.
+
+    ``key``: the table's public key, which every status carries (docs/record.md).
+    """
+    extra = {} if key is None else {"key": key}
+    return status_payload("offline", table, fault=text, **extra)

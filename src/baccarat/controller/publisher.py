@@ -280,7 +280,9 @@ class Publisher:
         on_command: CommandHandler | None = None,
         on_refusal: RefusalHandler | None = None,
         rng: random.Random | None = None,
+        key: str | None = None,
     ) -> None:
+        """``key``: the table's public key, published with every status (docs/record.md)."""
         self.broker = broker
         self.topic_base = topic_base
         self.table = table
@@ -290,7 +292,8 @@ class Publisher:
         self.counters = PublisherCounters()
         self.first_attempt = asyncio.Event()
         self.connected = asyncio.Event()
-        self._status_on_connect: bytes | None = status_payload("online", table)
+        self._extra: dict[str, object] = {} if key is None else {"key": key}
+        self._status_on_connect: bytes | None = status_payload("online", table, **self._extra)
         self._stopping = False
         self.rng = rng or random.Random()
         self.backoff = Backoff(RECONNECT_DELAY_MIN, RECONNECT_DELAY_MAX, RECONNECT_JITTER, self.rng)
@@ -380,7 +383,8 @@ class Publisher:
 
     def _client(self, *, probe: bool = False) -> MqttClient:
         broker = self.broker
-        will = Will(self.status_topic, status_payload("offline", self.table), QOS, retain=True)
+        will = Will(self.status_topic, status_payload("offline", self.table, **self._extra), QOS,
+                    retain=True)
         client_id = broker.client_id or f"baccarat-{self.table}"
         return MqttClient(MqttSettings(
             broker.host,

@@ -15,7 +15,7 @@ alarm naming the numbers and the reason: never silence.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,23 +51,38 @@ class Older:
     messages: list[Message]
     files: list[Path]
     reasons: list[str]
+    payloads: dict[int, bytes]
+    """The published bodies of ``messages`` by seq, sealed from their file's chain head."""
+
+
+Seal = Callable[[Header, list[Message]], dict[int, bytes]]
+"""The published bodies of a file's messages, in order, sealed from its header's head."""
 
 
 def older_messages(
-    folder: Path, newest: Header | None, profile: Profile, published: int
+    folder: Path, newest: Header | None, profile: Profile, published: int,
+    seal: Seal | None = None,
 ) -> Older:
-    """Replay the files before ``newest`` that hold inputs of messages after ``published``."""
+    """Replay the files before ``newest`` that hold inputs of messages after ``published``.
+
+    ``seal`` gives the published bodies of each file's messages (the table's chain).
+    """
     if newest is None:
-        return Older([], [], [])
+        return Older([], [], [], {})
     found = backlog(folder, newest, published)
     messages: list[Message] = []
+    payloads: dict[int, bytes] = {}
     reasons = [] if found.missing is None else [found.missing]
     for file, end in zip(found.files, found.ends, strict=True):
         made, reason = _replay(file, end, profile)
+        if seal is not None and file.header is not None:
+            payloads.update(
+                (seq, body) for seq, body in seal(file.header, made).items() if seq > published
+            )
         messages += [m for m in made if m.seq > published]
         if reason is not None:
             reasons.append(reason)
-    return Older(messages, [file.path for file in found.files], reasons)
+    return Older(messages, [file.path for file in found.files], reasons, payloads)
 
 
 def _replay(

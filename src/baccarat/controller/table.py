@@ -24,9 +24,11 @@ import gc
 import logging
 import os
 import signal
+import sys
 from pathlib import Path
 from typing import Any, Final
 
+from baccarat.chain import ChainError
 from baccarat.controller import sdnotify
 from baccarat.controller.clock import TableClock
 from baccarat.controller.command_desk import CommandDesk
@@ -67,6 +69,7 @@ from baccarat.controller.publisher import Outbox, OutMessage, Publisher, status_
 from baccarat.controller.recovery import gaps, older_messages
 from baccarat.controller.seq_promise import Loss, SeqMark, lost_range, retained_seq
 from baccarat.controller.shuffle_watch import ShuffleWatch
+from baccarat.controller.signing import TableChain, key_path, table_key
 from baccarat.drivers import events as ev
 from baccarat.drivers.codec import get_codec
 from baccarat.drivers.source import DeviceSource
@@ -101,6 +104,15 @@ class Table:
             datasync=self.metrics.timed_datasync if self.metrics else os.fdatasync,
             table=config.table,
         )
+        state = Path(config.journal.folder)
+        self.chain = TableChain(
+            table_key(config.key_file, state), config.table, state,
+            key_path(config.key_file, state),
+        )
+        self.chain.load_next()  # a key that waits to take over: refused now if unusable
+        """The table's key and the head of its chain: every event is sealed as it is queued."""
+        self.journal.chain_head = self.chain.signed_head
+        self._sealed: dict[int, bytes] = {}  # published bodies made by recovery, by seq
         self.device: DeviceSource | None = None
         self.outbox = Outbox(config.broker.outbox_limit)
         self._drops_reported = 0  # the outbox's drops an outbox_full alarm has named
@@ -114,6 +126,7 @@ class Table:
             outbox=self.outbox,
             on_command=self.commands.on_command,
             on_refusal=self.on_publish_refusal,
+            key=self.chain.public,
         )
         self.engine = Engine(self.profile)
         self.shuffle = ShuffleWatch(  # a continuous shuffler has no shoes to compare
@@ -173,22 +186,30 @@ class Table:
         self.device_sessions = self.journal.device_sessions
         self.clock = TableClock(newest_time(report.inputs))
         cursor = self.positions.read_cursor()
-        older = older_messages(self.journal.folder, report.header, self.profile, cursor)
+        older = older_messages(self.journal.folder, report.header, self.profile, cursor,
+                               self.chain.replayed)
+        self._sealed = dict(older.payloads)
+        self.chain.start_from(report.header)
         self.engine = Engine.resume(self.profile, report.counters)
         self.shuffle.load(self.journal.folder, report.header, self.config.shuffle.shoes)
         regenerated = list(older.messages)
         listed: AlarmsMessage | None = None
         for inp in report.inputs:
             messages = self.engine.feed(inp).messages
+            sealed = self.chain.advance(messages)
             self.shuffle.observe(inp, self.engine, replaying=True)
             if self.metrics is not None:
                 self.metrics.tally.count(messages, inp)
             listed = next((m for m in reversed(messages) if isinstance(m, AlarmsMessage)), listed)
+            if listed is not None and listed.seq in sealed:
+                self._sealed[listed.seq] = sealed[listed.seq]
             regenerated += [m for m in messages if m.seq > cursor]
+            self._sealed.update((seq, body) for seq, body in sealed.items() if seq > cursor)
         if listed is not None and listed.seq <= cursor:  # the open alarms again, for a
             self._queue(listed, republished=True)  # broker that lost its retained messages
         for message in regenerated:
             self._queue(message)
+        self._sealed.clear()
         if self.engine.publish_refused:  # ended when one passes
             self.publisher.refusal_left_open()
         self._keep_promise(marked, cursor, broker_seq)  # before anything takes a new seq
@@ -199,6 +220,7 @@ class Table:
         for gap in gaps(regenerated, cursor, older.reasons):
             log.error("journal: %s", gap)
             self.handle(DeviceReport("journal", str(gap), ts=self.now()))
+        self.chain.rotate_if_asked()  # the next event hands over to a new key, if one waits
         restart = restart_report(self.engine, self.config.device, self.now())
         if restart is not None:
             self.handle(restart)
@@ -253,6 +275,7 @@ class Table:
     def write_cursor(self) -> None:
         """Remember the last message the broker acknowledged; ``OSError`` if it cannot."""
         self.positions.write_cursor(self.outbox.acked_seq)
+        self.chain.write()
 
     def write_device_position(self) -> None:
         """Remember the device frame handled last and the newest the journal held then."""
@@ -285,7 +308,7 @@ class Table:
             self.publisher.say_on_connect(None)
             return
         self.outbox.put(OutMessage(self.config.topic(FAULT_TOPIC), encoded(alarm), retain=True))
-        status = fault_status(self.fault, table=self.config.table)
+        status = fault_status(self.fault, table=self.config.table, key=self.chain.public)
         self.publisher.say_on_connect(status)  # and on a connection not yet made
         # queued as well, whatever the connection's state: a connection being made as the
         # fault comes may already have said "online" (the same body twice does no harm)
@@ -338,6 +361,7 @@ class Table:
         """
         self._report_clock()  # a step back noted when this input's time was read
         counters = self.engine.counters() if isinstance(inp, NewShoe) else None
+        head = self.chain.signed_head() if counters is not None else None
         if isinstance(inp, DeviceReport | VoidRound):
             inp = as_recorded(inp)  # free texts, as the journal will read them back
         try:
@@ -354,7 +378,7 @@ class Table:
             self._queue(message)
         if counters is not None and outcome.refused is None:
             try:
-                self.journal.rotate(counters, inp)
+                self.journal.rotate(counters, inp, head)
             except JournalError as exc:  # this input is recorded; the next could not be
                 self.stop_on_fault(f"{exc}: cannot record inputs")
         self._tell_device_alarms()
@@ -400,7 +424,13 @@ class Table:
         """Queue a message; a ``republished`` one (a copy, its seq not new) moves no cursor."""
         topic = message.topic
         try:
-            payload = message.to_bytes()
+            sealed = self._sealed.get(message.seq)
+            if sealed is not None:  # made by recovery, sealed as it was the first time
+                payload = sealed
+            elif republished:  # a copy, its seq not new: never moves the chain's head
+                payload = message.to_bytes()
+            else:
+                payload = self.chain.payload(message)
         except Exception:  # a bug, not an input: the table goes on, the seq shows the gap
             log.exception("message seq %s (%s): no body, not published", message.seq, topic)
             return
@@ -644,7 +674,7 @@ class Table:
     async def _drain(self) -> None:
         """Say offline (or the fault), and publish what is left, for a bounded time."""
         if self.fault is None:
-            offline = status_payload("offline", self.config.table)
+            offline = status_payload("offline", self.config.table, key=self.chain.public)
             self.outbox.put(OutMessage(self.publisher.status_topic, offline, retain=True))
             timeout = DRAIN_TIMEOUT
         else:
@@ -685,6 +715,11 @@ async def run_table(config: Config) -> int:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    table = Table(config)
+    try:
+        table = Table(config)
+    except ChainError as exc:  # a key that cannot be used: said plainly, no traceback
+        log.critical("signing key: %s; the table does not start", exc)
+        print(f"baccarat run: {exc}", file=sys.stderr)
+        return 2
     await table.serve(stop)
     return FAULT_EXIT if table.fault is not None else 0

@@ -18,8 +18,10 @@ from baccarat.floor.records import (
     QuarantineTopic,
     ShoeStart,
     ShoeSummary,
+    StoreError,
     TableTail,
     float_or_none,
+    int_or_none,
     object_or_none,
     published,
 )
@@ -75,6 +77,19 @@ class SqlReads:
         texts = [published(int(seq), float_or_none(ts), str(kind), str(body))
                  for seq, ts, kind, body in self._read(sql, params)]
         return [(json.loads(text), text) for text in texts]
+
+    def links(self, table: str) -> list[tuple[int, int | None, bytes, str, bytes, bytes]]:
+        """The table's chain rows by seq: seq, after, prev, key id, hash, signature."""
+        rows = self._checked_read("SELECT seq, after, prev, key, hash, sig FROM chain"
+                                  " WHERE tbl = ? ORDER BY seq", [table])
+        return [(int(seq), int_or_none(after), bytes(prev), str(key), bytes(digest), bytes(sig))
+                for seq, after, prev, key, digest, sig in rows]
+
+    def tables(self) -> list[str]:
+        """Every table with a message or a chain row stored, sorted."""
+        rows = self._checked_read("SELECT DISTINCT tbl FROM messages UNION SELECT DISTINCT"
+                                  " tbl FROM chain UNION SELECT DISTINCT tbl FROM derived", [])
+        return sorted(str(row[0]) for row in rows)
 
     def derived(
         self, table: str, until_seq: int | None = None, since_seq: int | None = None
@@ -153,6 +168,13 @@ class SqlReads:
                         yield str(tbl), place.seq
 
         yield from heapq.merge(kept(), ((str(t), int(s)) for t, s in own))
+
+    def _checked_read(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        """:meth:`_read`, a driver's error given as :class:`StoreError` (the text says it)."""
+        try:
+            return self._read(sql, params)
+        except Exception as exc:
+            raise StoreError(f"{type(exc).__name__}: {exc}".strip()) from exc
 
     def _read(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         cursor = self._db.cursor()

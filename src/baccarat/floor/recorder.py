@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from baccarat.backoff import Backoff
+from baccarat.chain import split
 from baccarat.errors import BaccaratError
 from baccarat.floor import watchdog
 from baccarat.floor.bodies import CLEARED_TOPICS, IGNORED_TOPICS, BodyRefusedError, screen, shown
@@ -535,15 +536,17 @@ class Recorder:
             return self._bad(delivery, f"table name of {len(table)} characters", "topic")
         if not delivery.payload and kind in CLEARED_TOPICS:
             return None  # a retained body cleared (the table's fault, once it is over)
+        body, seal = split(delivery.payload)  # the chain member, kept beside the body
         try:
-            screened = screen(kind, delivery.payload)
+            screened = screen(kind, body)
         except BodyRefusedError as exc:
             if not delivery.payload:
                 return self._bad(delivery, "empty body", "encoding")
             return self._bad(delivery, str(exc), exc.cause)
         if not screened.sequenced and kind != "status":
             return None  # the pit's limits, a fault, a reply: no seq, not kept as messages
-        return Received(table, delivery.topic, screened.body, screened.text, delivery.received)
+        return Received(table, delivery.topic, screened.body, screened.text, delivery.received,
+                        seal=seal)
 
     def _bad(self, delivery: Delivery, why: str, cause: str) -> Quarantined:
         """Log a message that must not be recorded; it goes into quarantine."""

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
+from baccarat.chain import Seal, event_hash
 from baccarat.errors import BaccaratError
 
 QUARANTINE_KEEP: Final = 64 * 1024
@@ -50,6 +51,17 @@ class Received:
     place: bool = False
     """A derived view made again byte for byte from the facts before it
     (:mod:`baccarat.floor.derived`): kept as its place, not whole."""
+    seal: Seal | None = None
+    """The table's chain member that came with the body (docs/record.md); ``payload`` is
+    the body without it."""
+
+    def chain_row(self) -> tuple[Any, ...] | None:
+        """The ``chain`` row of this event: table, seq, after, prev, key, hash, signature."""
+        seal, seq = self.seal, self.seq
+        if seal is None or seq is None:
+            return None
+        digest = event_hash(self.table, self.payload.encode(), seal)
+        return (self.table, seq, seal.after, seal.prev, seal.key, digest, seal.sig)
 
     @property
     def seq(self) -> int | None:
@@ -209,6 +221,14 @@ class Store(Protocol):
 
     def seqs(self, table: str | None = None) -> Iterator[tuple[str, int]]:
         """(table, seq) of every message stored or recorded as derived, by table then seq."""
+        ...
+
+    def links(self, table: str) -> list[tuple[int, int | None, bytes, str, bytes, bytes]]:
+        """The table's chain rows by seq: seq, after, prev, key id, hash, signature."""
+        ...
+
+    def tables(self) -> list[str]:
+        """Every table with something stored, sorted."""
         ...
 
     def messages(

@@ -26,6 +26,7 @@ import os
 from dataclasses import dataclass
 from typing import Final
 
+from baccarat.chain import split
 from baccarat.errors import BaccaratError
 from baccarat.floor.bodies import BodyRefusedError, screen
 from baccarat.floor.store import TableTail
@@ -104,7 +105,7 @@ def _keep(newest: dict[str, RetainedSeq], message: Received, depth: int) -> None
     if len(parts) != depth + 2:
         return
     try:
-        seq = screen(parts[-1], message.payload).body.get("seq")
+        seq = screen(parts[-1], split(message.payload)[0]).body.get("seq")
     except BodyRefusedError:
         return
     table = parts[depth]

@@ -14,6 +14,10 @@ A row's ``body`` is the text after the body's envelope (``{"schema":1,"seq":N,"t
 "type":K,``) where its ``seq``, ``ts`` and ``type`` make that again byte for byte, else the
 body whole (:func:`baccarat.floor.records.stored_body`; the reads put it back).
 
+Each event's link in its table's chain (``chain``: ``after``, ``prev``, the key's id, the
+event's hash and its signature; docs/record.md) is kept in a table of its own, by (table,
+seq), so that a place keeps its signature as a fact does.
+
 A database made before (its ``messages`` with ``topic`` and ``round`` columns, every place
 in ``derived``, bodies whole) is read as it is; a recorder opening it adds the ``views``
 column and writes the columns its table has (:class:`Layout`). ``messages`` keeps its
@@ -67,6 +71,10 @@ SCHEMA: Final = (
     """CREATE TABLE IF NOT EXISTS derived (
         tbl TEXT NOT NULL, seq BIGINT NOT NULL, topic TEXT NOT NULL, ts DOUBLE PRECISION,
         PRIMARY KEY (tbl, seq)) WITHOUT ROWID""",
+    """CREATE TABLE IF NOT EXISTS chain (
+        tbl TEXT NOT NULL, seq BIGINT NOT NULL, after BIGINT, prev BLOB NOT NULL,
+        key TEXT NOT NULL, hash BLOB NOT NULL, sig BLOB NOT NULL,
+        PRIMARY KEY (tbl, seq)) WITHOUT ROWID""",
     """CREATE TABLE IF NOT EXISTS latest (
         tbl TEXT NOT NULL, topic TEXT NOT NULL, seq BIGINT NOT NULL,
         received DOUBLE PRECISION NOT NULL, body TEXT NOT NULL, PRIMARY KEY (tbl, topic))""",
@@ -85,6 +93,12 @@ NOT_ATTACHED: Final = (
 """The row before the seq does not keep it among its views (params: :func:`attached_params`).
 
 Only the nearest row before it can: a row's views are the seqs right after it."""
+INSERT_CHAIN: Final = (
+    "INSERT INTO chain (tbl, seq, after, prev, key, hash, sig) VALUES (?, ?, ?, ?, ?, ?, ?)"
+    " ON CONFLICT (tbl, seq) DO NOTHING"
+)
+"""An event's link in its table's chain (docs/record.md): kept for every event, the derived
+views kept as their place too; the first one received for a seq is kept."""
 INSERT_QUARANTINE: Final = (
     "INSERT INTO quarantine (received, topic, reason, size, payload) VALUES (?, ?, ?, ?, ?)"
 )

@@ -29,6 +29,7 @@ from baccarat.floor.records import (
 from baccarat.floor.schema import (
     ADD_VIEWS,
     COUNTS_FROM_SAMPLE,
+    INSERT_CHAIN,
     INSERT_QUARANTINE,
     SCHEMA,
     TRIM_QUARANTINE,
@@ -162,6 +163,9 @@ class SqlStore(SqlReads):
                         cursor.executemany(self._q(statement), rows)
                         if cursor.rowcount != len(rows):
                             raise _RepeatedError  # noqa: TRY301 - rolls the transaction back
+                links = [row for row in (m.chain_row() for m in batch) if row is not None]
+                if links:
+                    cursor.executemany(self._q(INSERT_CHAIN), links)
                 views = [m for m in batch if is_view(m)]
                 due = self._due_latest(latest_rows(views))
                 if due:
@@ -233,6 +237,9 @@ class SqlStore(SqlReads):
         else:
             cursor.execute(self._q(layout.insert_message), layout.row(message))
         if cursor.rowcount == 1:
+            link = message.chain_row()
+            if link is not None:
+                cursor.execute(self._q(INSERT_CHAIN), link)
             if is_view(message):
                 due = self._due_latest(latest_rows([message]))
                 if due:

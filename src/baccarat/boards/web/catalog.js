@@ -1903,6 +1903,9 @@ export const SCHEMAS = {
    "fault": {
     "type": "string"
    },
+   "key": {
+    "type": "string"
+   },
    "schema": {
     "type": "integer"
    },

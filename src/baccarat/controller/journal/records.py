@@ -32,7 +32,9 @@ recorded have none), so that a daemon given another table's folder refuses it, a
 device sessions seen up to the file's first record (``sessions``, oldest first, each in 4
 hex digits as a record writes it, at most :data:`SESSIONS_KEPT`; none if there were none),
 so that a replay of an earlier session is known for one after older files were deleted
-(PROTOCOL.md 6.4).
+(PROTOCOL.md 6.4), and the
+table's chain head before the file's first record, signed by the table's key (``chain``,
+docs/record.md: a replay of the file from it seals the same events again).
 """
 
 from __future__ import annotations
@@ -84,6 +86,9 @@ class Header:
     version: int = FORMAT_VERSION
     sessions: tuple[int, ...] = ()
     """The device sessions seen up to the file's first record, oldest first."""
+    chain: dict[str, Any] | None = None
+    """The table's chain head before the file's first record, signed (``baccarat.chain``;
+    ``None``: written before events were chained)."""
 
     @property
     def profile_name(self) -> str | None:
@@ -170,6 +175,8 @@ def encode_header(header: Header) -> bytes:
         payload["table"] = header.table
     if header.sessions:  # fixed width: a header's size does not depend on the numbers
         payload["sessions"] = [f"{session & 0xFFFF:04x}" for session in header.sessions]
+    if header.chain is not None:
+        payload["chain"] = header.chain
     text = json.dumps(payload, separators=(",", ":"), ensure_ascii=True)
     return _seal(HEADER_TAG + b" " + text.encode("ascii"))
 
@@ -192,7 +199,9 @@ def _header_from(payload: Any) -> Header:
         raise RecordError(f"header is not a version {FORMAT_VERSION} journal header")
     file, first = payload.get("file"), payload.get("first_record")
     counters, profile = payload.get("counters"), payload.get("profile")
-    table = payload.get("table")
+    table, chain = payload.get("table"), payload.get("chain")
+    if chain is not None and not isinstance(chain, dict):
+        raise RecordError("header's chain is not an object")
     if profile is not None and not isinstance(profile, dict):
         raise RecordError("header's profile is not a table")
     if table is not None and not isinstance(table, str):
@@ -201,7 +210,7 @@ def _header_from(payload: Any) -> Header:
     if _is_count(file) and _is_count(first) and isinstance(counters, dict):
         try:
             return Header(file, first, checked_counters(counters), profile, table,
-                          sessions=sessions)
+                          sessions=sessions, chain=chain)
         except ValueError as exc:
             raise RecordError(f"header: {exc}") from None
     raise RecordError("header lacks file, first_record or counters")

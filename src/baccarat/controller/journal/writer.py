@@ -55,7 +55,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from baccarat.controller.engine.inputs import Input
 from baccarat.controller.journal.reader import (
@@ -191,6 +191,8 @@ class Journal:
         self._size = 0
         self._failed: str | None = None
         self._sessions: dict[int, None] = {}  # the device sessions seen, oldest first
+        self.chain_head: Callable[[], dict[str, Any] | None] = lambda: None
+        """The table's signed chain head now, for the header of a journal's first file."""
 
     @classmethod
     def from_config(
@@ -304,7 +306,7 @@ class Journal:
         number = self._next_record
         line = encode_record(number, inp)
         if self._fd is None:
-            self._begin_file({}, number, line)
+            self._begin_file({}, number, line, self.chain_head())
         else:
             self._append_line(self._fd, line, number)
         self._next_record = number + 1
@@ -312,12 +314,15 @@ class Journal:
         self._note_session(inp)
         return number
 
-    def rotate(self, counters: Mapping[str, int], inp: Input) -> Path | None:
+    def rotate(
+        self, counters: Mapping[str, int], inp: Input, chain: dict[str, Any] | None = None
+    ) -> Path | None:
         """Start the next file with ``inp``, the last input appended: a shoe that started.
 
-        ``counters`` are the engine's from before ``inp``. The new file's header carries
-        them, its first record repeats ``inp`` under the same number, and it appears with
-        both or not at all; then the oldest files beyond the retention are deleted.
+        ``counters`` are the engine's from before ``inp``, ``chain`` the table's signed
+        chain head then. The new file's header carries them, its first record repeats
+        ``inp`` under the same number, and it appears with both or not at all; then the
+        oldest files beyond the retention are deleted.
         Returns the new file, or ``None`` if it could not be created: the shoe then goes on
         in the current file, which replays just as well (the failure is logged). Raise
         :class:`JournalError` if the new file is in the folder but the folder could not be
@@ -329,7 +334,9 @@ class Journal:
             raise ValueError(f"rotate takes the last input appended, not {inp!r}")
         number = self._last[0]
         try:
-            path = self._begin_file(checked_counters(counters), number, encode_record(number, inp))
+            path = self._begin_file(
+                checked_counters(counters), number, encode_record(number, inp), chain
+            )
         except JournalError as exc:
             if self._failed is not None:
                 raise
@@ -338,10 +345,13 @@ class Journal:
         self._apply_retention()
         return path
 
-    def _begin_file(self, counters: Counters, number: int, record: bytes) -> Path:
+    def _begin_file(
+        self, counters: Counters, number: int, record: bytes, chain: dict[str, Any] | None
+    ) -> Path:
         file_no = self._file_no + 1
         header = encode_header(Header(
-            file_no, number, counters, self.profile, self.table, sessions=tuple(self._sessions)
+            file_no, number, counters, self.profile, self.table,
+            sessions=tuple(self._sessions), chain=chain,
         ))
         path = self.folder / file_name(file_no)
         fd = self._create(path, header + record)

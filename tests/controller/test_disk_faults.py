@@ -21,7 +21,7 @@ from typing import Any
 
 from baccarat.controller.faults import FAULT_EXIT
 from baccarat.controller.journal.writer import LOCK_NAME
-from baccarat.controller.table import FAULT_REPORT_TIMEOUT
+from baccarat.controller.serving import FAULT_REPORT_TIMEOUT
 from baccarat.drivers.events import CardDrawn, ShoeInserted
 from baccarat.sim_hardware.virtual_shoe import VirtualShoe
 from support.daemon import Daemon, Recorder, replay_journal, retained_body

@@ -23,6 +23,7 @@ from baccarat.controller.config import BrokerConfig, Config, DeviceConfig, Journ
 from baccarat.controller.engine.inputs import DrawCard, NewShoe
 from baccarat.controller.journal.reader import JournalError
 from baccarat.controller.journal.writer import Journal
+from baccarat.controller.serving import TableRun
 from baccarat.controller.table import Table
 from baccarat.drivers.events import CardDrawn
 from baccarat.messages.bodies import Message
@@ -87,7 +88,7 @@ async def test_nothing_of_an_input_the_journal_could_not_flush_is_published(
     stop = asyncio.Event()
     async with mosquitto.client() as sub:
         await sub.subscribe("baccarat/T5/#", qos=1)
-        serving = asyncio.create_task(table.serve(stop))
+        serving = asyncio.create_task(TableRun(table).serve(stop))
         async with asyncio.timeout(WAIT):
             await table.publisher.connected.wait()
         table.handle(NewShoe())
@@ -170,7 +171,7 @@ async def test_a_frame_the_journal_could_not_flush_is_taken_again_after_a_restar
     async with VirtualShoe(link, "framed", baud=115200, retransmit_timeout=0.2) as shoe:
         disk = DiskThatFailsOnCue()
         table = make_table(tmp_path, mosquitto, disk, device)
-        serving = asyncio.create_task(table.serve(asyncio.Event()))
+        serving = asyncio.create_task(TableRun(table).serve(asyncio.Event()))
         for card in cards[:2]:
             shoe.send(CardDrawn(card))
             async with asyncio.timeout(WAIT):
@@ -185,7 +186,7 @@ async def test_a_frame_the_journal_could_not_flush_is_taken_again_after_a_restar
 
         stop = asyncio.Event()
         again = make_table(tmp_path, mosquitto, DiskThatFailsOnCue(), device)
-        serving = asyncio.create_task(again.serve(stop))
+        serving = asyncio.create_task(TableRun(again).serve(stop))
         async with asyncio.timeout(WAIT):
             await shoe.drain()  # the shoe's retransmission, taken and acknowledged
         stop.set()

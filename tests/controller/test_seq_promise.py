@@ -27,7 +27,7 @@ from baccarat.cards import parse_card
 from baccarat.controller.engine.engine import Engine
 from baccarat.controller.faults import FAULT_EXIT
 from baccarat.controller.journal.reader import read_journal_file
-from baccarat.controller.table import FAULT_REPORT_TIMEOUT
+from baccarat.controller.serving import FAULT_REPORT_TIMEOUT
 from baccarat.drivers.events import CardDrawn, ShoeInserted
 from baccarat.rules.profiles import load_profile
 from baccarat.sim_hardware.virtual_shoe import VirtualShoe

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from baccarat.controller.faults import FAULT_EXIT
-from baccarat.controller.table import FAULT_REPORT_TIMEOUT
+from baccarat.controller.serving import FAULT_REPORT_TIMEOUT
 
 ROOT = Path(__file__).resolve().parents[2]
 UNIT = ROOT / "systemd" / "baccarat-controller.service"

@@ -24,6 +24,7 @@ from baccarat.controller.config import BrokerConfig, Config, DeviceConfig, Journ
 from baccarat.controller.engine.inputs import DeviceReport, DrawCard, Input
 from baccarat.controller.journal.reader import read_journal_file
 from baccarat.controller.journal.records import decode_header, encode_header, encode_record
+from baccarat.controller.serving import TableRun
 from baccarat.controller.table import Table
 from baccarat.drivers.usb_source import UsbSource
 from baccarat.sim_hardware.virtual_shuffler import VirtualShuffler
@@ -74,7 +75,7 @@ async def serve_until(
     monkeypatch.setattr(table_module, "open_device",
                         lambda _device: UsbSource(backend=shuffler.backend))
     stop = asyncio.Event()
-    serving = asyncio.create_task(Table(cfg).serve(stop))
+    serving = asyncio.create_task(TableRun(Table(cfg)).serve(stop))
     try:
         async with asyncio.timeout(WITHIN):
             while not done():

@@ -11,7 +11,7 @@ from baccarat import logs
 from baccarat.cli.common import add_log_arguments
 from baccarat.controller.config import ConfigError, load_config
 from baccarat.controller.faults import FAULT_EXIT
-from baccarat.controller.table import run_table
+from baccarat.controller.serving import run_table
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from baccarat.cards import Card
-from baccarat.controller import table as table_module
+from baccarat.controller import serving as serving_module
 from baccarat.controller.config import BrokerConfig, Config, DeviceConfig, JournalConfig
 from baccarat.controller.engine.inputs import DeviceReport, DrawCard, Input
 from baccarat.controller.journal.reader import read_journal_file
@@ -72,7 +72,7 @@ async def serve_until(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Serve the table on the shuffler until ``done()``, then stop it as SIGTERM does."""
-    monkeypatch.setattr(table_module, "open_device",
+    monkeypatch.setattr(serving_module, "open_device",
                         lambda _device: UsbSource(backend=shuffler.backend))
     stop = asyncio.Event()
     serving = asyncio.create_task(TableRun(Table(cfg)).serve(stop))

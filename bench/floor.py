@@ -78,7 +78,7 @@ class Pit:
     operator's computer, so the bench's stand-in for it should cost the floor machine as
     little as a subscriber can. (On aiomqtt and MQTT 3.1.1, as first written, it took 27 %
     of a core at 100 tables, and the broker's 20 messages in flight for a 3.1.1 session
-    held it back: bench/README.md.)
+    held it back: docs/benchmarks.md.)
     """
 
     port: int

@@ -1,9 +1,11 @@
-"""README.md and docs/design.md name what exists: commands, options, modules and paths.
+"""README.md and the documents under docs/ name what exists: commands, options, modules, paths.
 
-The documents are read as text and checked against the code: the command table against
-the ``baccarat`` parser's own help, every module and path named against the tree, and
+The documents are read as text and checked against the code: the command table of
+docs/operators.md against the ``baccarat`` parser's own help, every module and path named
+against the tree, every relative link against the files and headings it points at, and
 every package and module of ``src/baccarat`` against the places that list them. A rename
-or a split that forgets a document fails here, naming what is stale.
+or a split that forgets a document fails here, naming what is stale. README.md is the
+front door and stays under 20,000 bytes; what does not fit goes to docs/.
 """
 
 from __future__ import annotations
@@ -22,11 +24,14 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "baccarat"
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 DESIGN = (ROOT / "docs" / "design.md").read_text(encoding="utf-8")
+OPERATORS = (ROOT / "docs" / "operators.md").read_text(encoding="utf-8")
+DEVELOPERS = (ROOT / "docs" / "developers.md").read_text(encoding="utf-8")
+README_LIMIT = 20_000  # bytes: a front door, not a manual (issue 31)
 
 OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
 TREE_PATH = re.compile(
     r"(?<![\w./-])(?:src|tests|bench|docs|examples|systemd|scripts|packaging|schemas)"
-    r"/[\w./-]*[\w/]"
+    r"/[\w./@-]*[\w/]"
 )
 
 
@@ -38,9 +43,9 @@ def section(text: str, heading: str) -> str:
 
 
 def command_rows() -> list[tuple[str, str]]:
-    """The README's command table: (the command cell, the description cell) per row."""
+    """docs/operators.md's command table: (the command cell, the description cell) per row."""
     rows = []
-    for line in section(README, "## Commands").splitlines():
+    for line in section(OPERATORS, "## Commands").splitlines():
         cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
         if len(cells) == 2 and cells[0].startswith("`baccarat"):
             rows.append((cells[0], cells[1]))
@@ -74,7 +79,7 @@ def command_words(cell: str) -> list[str]:
 PACKAGES = "|".join(p.parent.name for p in PACKAGE.glob("*/__init__.py"))
 DOTTED = re.compile(rf"`((?:baccarat|{PACKAGES})(?:\.[A-Za-z_]+)+)`")
 FILE = re.compile(r"(?<![\w/.-])((?:[a-z_]+/)*[a-z_]+\.py)\b")
-FILE_SUFFIXES = {"py", "conf", "toml", "md", "js", "json", "png", "service"}
+FILE_SUFFIXES = {"py", "conf", "toml", "md", "js", "json", "png", "service", "css", "html", "svg"}
 OUTSIDE = ("tests/", "bench/", "scripts/", "docs/", "packaging/", "examples/")
 
 
@@ -91,8 +96,9 @@ def named_modules(text: str) -> set[str]:
 
 def resolves(name: str) -> bool:
     """Whether ``name`` is a module or package of ``src/baccarat`` (or a file ending so)."""
-    if name.endswith(".py"):
-        return any(p.as_posix().endswith("/" + name) for p in PACKAGE.rglob("*.py"))
+    if name.endswith(".py"):  # of the package, or a test's, bench's or script's file by its name
+        trees = [PACKAGE, ROOT / "tests", ROOT / "bench", ROOT / "scripts"]
+        return any(p.as_posix().endswith("/" + name) for tree in trees for p in tree.rglob("*.py"))
     parts = name.split(".")
     for end in range(len(parts), 1, -1):  # baccarat.rules.edge.live_odds: rules/edge.py's
         base = PACKAGE.joinpath(*parts[1:end])
@@ -128,13 +134,19 @@ def test_every_command_in_the_readme_table_exists_with_its_options() -> None:
 def test_every_subcommand_is_in_the_readme_table() -> None:
     listed = {tuple(command_words(command)[:1]) for command, _ in command_rows()}
     missing = [name for name in SUBCOMMANDS if (name,) not in listed]
-    assert not missing, f"subcommands the README's command table does not give: {missing}"
+    assert not missing, f"subcommands docs/operators.md's command table does not give: {missing}"
 
 
-DOCUMENTS = [("README.md", README), ("docs/design.md", DESIGN)]
+MARKDOWN = [ROOT / "README.md", ROOT / "bench" / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCUMENTS = [(p.relative_to(ROOT).as_posix(), p.read_text(encoding="utf-8")) for p in MARKDOWN]
 
 
-@pytest.mark.parametrize(("name", "text"), DOCUMENTS)
+# docs/benchmarks.md records each measurement against the code of its day, naming modules
+# renamed or removed since (controller/mqtt.py, datasync.py): a history, not a map.
+HISTORIES = {"docs/benchmarks.md"}
+
+
+@pytest.mark.parametrize(("name", "text"), [d for d in DOCUMENTS if d[0] not in HISTORIES])
 def test_every_module_a_document_names_exists(name: str, text: str) -> None:
     missing = sorted(m for m in named_modules(text) if not resolves(m))
     assert not missing, f"{name} names modules that do not exist: {missing}"
@@ -166,8 +178,16 @@ def test_every_module_is_named_in_the_design() -> None:
     assert not missing, f"modules docs/design.md does not name: {missing}"
 
 
-def test_the_readme_layout_lists_every_package_and_top_module() -> None:
-    layout = section(README, "## Layout")
+def test_the_readme_is_at_most_20000_bytes() -> None:
+    size = len(README.encode("utf-8"))
+    assert size <= README_LIMIT, (
+        f"README.md is {size:,} bytes, over {README_LIMIT:,}: move the details to a docs/ file "
+        "and leave a pointer under 'Where to go next'"
+    )
+
+
+def test_the_layout_lists_every_package_and_top_module() -> None:
+    layout = section(DEVELOPERS, "## Layout")
     missing = [
         f"src/baccarat/{p.parent.relative_to(PACKAGE).as_posix()}/"
         for p in PACKAGE.rglob("__init__.py")
@@ -176,4 +196,64 @@ def test_the_readme_layout_lists_every_package_and_top_module() -> None:
     ]
     missing += [p.name for p in PACKAGE.glob("*.py")
                 if p.stem != "__init__" and not re.search(rf"\b{p.name}\b", layout)]
-    assert not missing, f"README.md's layout does not list: {missing}"
+    assert not missing, f"docs/developers.md's layout does not list: {missing}"
+
+
+LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
+HEADING = re.compile(r"^#{1,6} +(.+?) *#*$")
+
+
+def outside_code(text: str) -> str:
+    """The text of a Markdown document without its fenced code blocks."""
+    return re.sub(r"^```.*?^```[^\n]*$", "", text, flags=re.MULTILINE | re.DOTALL)
+
+
+def anchors(text: str) -> set[str]:
+    """The anchors of a document's headings, made as GitHub makes them (repeats get -1, -2)."""
+    found: set[str] = set()
+    for line in outside_code(text).splitlines():
+        heading = HEADING.match(line)
+        if heading is None:
+            continue
+        words = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading.group(1))  # a link: its text
+        slug = re.sub(r"[^\w\- ]", "", words.strip().lower()).replace(" ", "-")
+        anchor, n = slug, 0
+        while anchor in found:
+            n += 1
+            anchor = f"{slug}-{n}"
+        found.add(anchor)
+    return found
+
+
+def broken_links(path: Path) -> list[str]:
+    """Each relative link of a document whose file, or heading, does not exist."""
+    broken = []
+    for target in LINK.findall(outside_code(path.read_text(encoding="utf-8"))):
+        if re.match(r"[a-z]+:", target):  # https:, mailto:: not ours to check
+            continue
+        file_part, _, anchor = target.partition("#")
+        linked = (path.parent / file_part).resolve() if file_part else path
+        if not linked.exists():
+            broken.append(f"{target}: no such file")
+        elif linked.suffix == ".md" and anchor and anchor not in anchors(linked.read_text("utf-8")):
+            broken.append(f"{target}: no heading of {file_part or path.name} makes #{anchor}")
+    return broken
+
+
+@pytest.mark.parametrize("path", MARKDOWN, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_every_relative_link_points_at_a_file_and_heading_that_exist(path: Path) -> None:
+    broken = broken_links(path)
+    assert not broken, f"{path.relative_to(ROOT)}: broken links:\n" + "\n".join(broken)
+
+
+def test_the_link_check_sees_a_broken_file_and_a_broken_anchor(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("# Top\n\n## Two words: `x.py`\n\n```\n# not a heading\n```\n")
+    doc = tmp_path / "b.md"
+    doc.write_text(
+        "[ok](a.md#two-words-xpy) [ok](a.md#top) [gone](c.md) [bad](a.md#not-a-heading) "
+        "[self](#here)\n\n## Here\n"
+    )
+    assert broken_links(doc) == [
+        "c.md: no such file",
+        "a.md#not-a-heading: no heading of a.md makes #not-a-heading",
+    ]

@@ -545,7 +545,7 @@ class MqttClient:
     def _on_socket_open(self, client: paho.Client, userdata: Any, sock: Any) -> None:
         # Called in the connect thread: only note the socket; _attach registers it.
         # A card must not wait for the broker's delayed ACK of the previous large body
-        # (Nagle's algorithm): see bench/README.md. (paho's WebSocket wrapper has no
+        # (Nagle's algorithm): see docs/benchmarks.md. (paho's WebSocket wrapper has no
         # setsockopt: its socket keeps the default.)
         if isinstance(sock, socket.socket):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)

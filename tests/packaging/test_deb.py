@@ -121,6 +121,7 @@ def test_file_list(deb: Path, control: Path) -> None:
         "etc/baccarat-controller/board-kiosk.env",
         "usr/share/doc/baccarat-controller/copyright",
         "usr/share/doc/baccarat-controller/README.md",
+        "usr/share/doc/baccarat-controller/docs/operators.md",
         "usr/share/doc/baccarat-controller/examples/udev/99-baccarat-shoe.rules",
         f"opt/baccarat-controller/wheels/baccarat_controller-{VERSION}-py3-none-any.whl",
     ):

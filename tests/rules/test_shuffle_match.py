@@ -68,7 +68,7 @@ def test_the_run_is_the_shortest_that_meets_the_target_on_a_floors_day() -> None
     assert run_for(TARGET_RATE, FLOOR_SHOES, 8) == RUN == 10
     assert false_alarm_rate(RUN, FLOOR_SHOES) < TARGET_RATE
     assert false_alarm_rate(RUN - 1, FLOOR_SHOES) > TARGET_RATE
-    # the stated figures (README, "Surveillance")
+    # the stated figures (docs/surveillance.md, "Shuffle integrity")
     assert f"{false_alarm_rate(RUN, FLOOR_SHOES):.1e}" == "6.5e-07"
     assert false_alarm_rate(RUN, 24) < 1e-9  # a table against its own last 24 shoes
     assert false_alarm_rate(RUN, FLOOR_SHOES, decks=6) < TARGET_RATE

@@ -89,7 +89,7 @@ def check(
     cards) is published, unless one of its cards went to the discard, is the shoe's copy of
     a card a "foreign" mistake had already brought in, or came after the shoe had ended.
 
-    The one named risk (README, "Rule profiles"): where the dealer's burn press is not
+    The one named risk (docs/operators.md, "Rule profiles"): where the dealer's burn press is not
     required (``burns_evidenced`` false), a round burn card the dealer skips leaves no trace
     in the cards, and that round is dealt one card off.
     """

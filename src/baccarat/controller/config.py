@@ -110,7 +110,7 @@ class DeviceConfig(_Section):
 
 
 OUTBOX_LIMIT: Final = 500_000
-"""Messages the outbox holds by default (days of broker outage: bench/README.md)."""
+"""Messages the outbox holds by default (days of broker outage: docs/benchmarks.md)."""
 
 
 class BrokerConfig(_Section):
@@ -220,7 +220,7 @@ class EdgeConfig(_Section):
 
 
 class ShuffleConfig(_Section):
-    """The shuffle check: the shoe in play against the table's last shoes (README)."""
+    """The shuffle check: the shoe in play against the table's last shoes (docs/surveillance.md)."""
 
     shoes: int = Field(
         default=24, ge=0, le=1000,

@@ -90,7 +90,7 @@ SETTLE: Final = 0.02
 """Seconds without a new card before the edge is computed. The worker holds the
 interpreter while it computes (about 2 ms): started at once, it would delay the card that
 called for it on its way to the broker, and every card of a burst; after the pause, the
-card is out first and a burst is priced once, at its end (bench/README.md)."""
+card is out first and a burst is priced once, at its end (docs/benchmarks.md)."""
 SETTLE_MAX: Final = 1.0
 """Seconds a stream of cards with no pause may hold the computation back, at most."""
 

@@ -61,7 +61,7 @@ FDATASYNC_BUCKETS: Final = (
     0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0, 5.0
 )
 """Seconds, from a fast disk's flush to a failing one's; past 100 ms a card waits visibly
-(bench/README.md, "The journal, the publisher and the table's input path", has the
+(docs/benchmarks.md, "The journal, the publisher and the table's input path", has the
 flushes measured)."""
 
 

@@ -27,7 +27,7 @@ CURSOR_FILE: Final = "published"
 DEVICE_FILE: Final = "device-position"
 CURSOR_INTERVAL: Final = 2.0
 """Seconds between writes of the published cursor: after a crash, the messages of at most
-these last seconds are published again (bench/README.md, "The floor", for its cost)."""
+these last seconds are published again (docs/benchmarks.md, "The floor", for its cost)."""
 DEVICE_POSITION_INTERVAL: Final = 10.0
 """Seconds between writes of ``device-position`` while running (and at stop). The frames it
 lags behind are heartbeats (cards are in the journal, which is newer then); it must lag

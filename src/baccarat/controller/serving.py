@@ -87,7 +87,7 @@ class TableRun:
         table.tell_device_alarms()  # those recovery left open, told once the port opens
         # What start-up made (modules, schemas, the replayed state) lives as long as the
         # process: keep the garbage collector's full passes off it, so that one of them
-        # does not hold a card for milliseconds (bench/README.md, "What the kept speed-ups
+        # does not hold a card for milliseconds (docs/benchmarks.md, "What the kept speed-ups
         # are worth").
         gc.collect()
         gc.freeze()

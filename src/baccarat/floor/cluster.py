@@ -59,7 +59,7 @@ MAX_AGE: Final = 24 * 3600.0
 behind it each table's journal) is the record."""
 MAX_BYTES: Final = 100 * 1024**3
 """Bytes the stream keeps at most on each node (R3: every node has a copy), discard new:
-a table publishes about 15 MB an hour (bench/README.md, floor traffic: 4.2 kB/s a table,
+a table publishes about 15 MB an hour (docs/benchmarks.md, floor traffic: 4.2 kB/s a table,
 the roads bodies whole), so 28 hours of 200 tables, 11 hours of 600."""
 MAX_MSG_SIZE: Final = 1024 * 1024
 """The largest body the stream takes (the servers' max_payload)."""

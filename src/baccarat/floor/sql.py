@@ -47,7 +47,7 @@ log = logging.getLogger(__name__)
 
 LATEST_EVERY: Final = 10.0
 """Seconds between two writes of one table's latest derived view of a topic (why:
-bench/README.md, "Facts, not copies"). The views in between are made again from the facts,
+docs/benchmarks.md, "Facts, not copies"). The views in between are made again from the facts,
 and the newest is written at most this much later (and at close)."""
 
 class _RepeatedError(BaccaratError):

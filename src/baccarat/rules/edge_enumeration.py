@@ -31,7 +31,8 @@ def enumerate_live_odds(profile: Profile, left: Sequence[int]) -> LiveOdds:
     by_value = [sum(left[9:]), *left[:9]]
     ways: dict[tableau.Winner, int] = {"banker": 0, "player": 0, "tie": 0}
     for player, banker, weight in _first_four(by_value):
-        _deal(player, banker, by_value, weight, ways)
+        hands: Hands = (2, 2, tableau.total(player), tableau.total(banker), None)
+        _deal(hands, by_value, n - 4, weight, ways)
     deals = sum(ways.values())
     chance = {winner: Fraction(w, deals) for winner, w in ways.items()}
     player_pair, banker_pair = _pairs(list(left))
@@ -67,15 +68,24 @@ def _first_four(counts: list[int]) -> Iterator[tuple[list[int], list[int], int]]
                 counts[value] += 1
 
 
+Hands = tuple[int, int, int, int, int | None]
+"""Both hands as the tableau reads them (:func:`tableau.position_due`): the number of cards
+of each, their totals, and Player's third card."""
+
+
 def _deal(
-    player: list[int], banker: list[int], counts: list[int], weight: int,
-    ways: dict[tableau.Winner, int],
+    hands: Hands, counts: list[int], left: int, weight: int, ways: dict[tableau.Winner, int]
 ) -> None:
-    """Add ``weight`` times every way the round can go on from these hands."""
-    position = tableau.next_position(player, banker)
+    """Add ``weight`` times every way the round can go on from these hands.
+
+    Each card dealt is added to its hand's total; ``left`` is the number of cards in
+    ``counts``.
+    """
+    player_cards, banker_cards, player_total, banker_total, player_third = hands
+    position = tableau.position_due(*hands)
     if position is None:
-        winner = tableau.winner(tableau.total(player), tableau.total(banker))
-        ways[winner] += weight * _unused_draws(counts, 6 - len(player) - len(banker))
+        winner = tableau.winner(player_total, banker_total)
+        ways[winner] += weight * _unused_draws(left, 6 - player_cards - banker_cards)
         return
     to_player = position in ("P1", "P2", "P3")
     for value, count in enumerate(counts):
@@ -83,15 +93,19 @@ def _deal(
             continue
         counts[value] -= 1
         if to_player:
-            _deal([*player, value], banker, counts, weight * count, ways)
+            third = value if position == "P3" else None
+            after = (player_cards + 1, banker_cards, (player_total + value) % 10, banker_total,
+                     third)  # fmt: skip
         else:
-            _deal(player, [*banker, value], counts, weight * count, ways)
+            after = (player_cards, banker_cards + 1, player_total, (banker_total + value) % 10,
+                     player_third)  # fmt: skip
+        _deal(after, counts, left - 1, weight * count, ways)
         counts[value] += 1
 
 
-def _unused_draws(counts: list[int], cards: int) -> int:
+def _unused_draws(left: int, cards: int) -> int:
     """Weigh a short round as a six-card deal: the draws it leaves can be any card left."""
-    ways, left = 1, sum(counts) if cards else 0
+    ways = 1
     for i in range(cards):
         ways *= left - i
     return ways

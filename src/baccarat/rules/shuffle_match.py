@@ -22,7 +22,7 @@ below :data:`TARGET_RATE` for a whole floor's day (:data:`FLOOR_SHOES` shoes of 
 
 **The index.** Every ``GRAM`` consecutive cards of every shoe held are a key into one
 hash table (chains through fixed arrays sized by the capacity: their size for a floor's
-day is in bench/README.md), and each card looks up the key its last ``GRAM`` cards make:
+day is in docs/benchmarks.md), and each card looks up the key its last ``GRAM`` cards make:
 the matches it finds are the candidate alignments, which are then checked card by card,
 backwards from the card just out. A run of :data:`RUN` cards with at most one gap has a
 stretch of at least ``ceil(RUN / 2) >= GRAM`` consecutive cards, so no such run escapes the

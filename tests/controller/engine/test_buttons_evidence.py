@@ -258,11 +258,11 @@ def test_accept_as_burn_of_one_alarm_leaves_another_alarms_card_held() -> None:
 
 
 def test_a_line_shoe_cannot_tell_an_extra_card_from_the_next_rounds_first() -> None:
-    """The README's named risk, pinned: with no button, the extra card opens the next round.
+    """The named risk (docs/operators.md), pinned: with no button, an extra card opens a round.
 
     A line shoe's table runs implicit (``auto``). The extra card 4D after round 1 becomes
     round 2's P1 with no alarm, and round 2 is published one card off. This test is here
-    so that a change which makes it worse (or better) is seen and the README said again.
+    so that a change which makes it worse (or better) is seen and docs/operators.md said again.
     """
     config = Config(table="T1", device={"kind": "serial", "path": "/dev/null",
                                         "protocol": "line"}, rules={"burn": "none"})

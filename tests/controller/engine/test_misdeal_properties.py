@@ -2,7 +2,7 @@
 
 A dealer written here, independently of the engine (its own copy of Art. 9), deals a
 seeded one-deck shoe legally under a profile and opening mode. At some point it makes
-one misdeal of a given kind; the engine must raise the alarm the README's table gives,
+one misdeal of a given kind; the engine must raise the alarm docs/alarms.md's table gives,
 and after each correction that alarm lists (each in a run of its own) the alarm must be
 cleared, no other alarm raised, the round completed with the tableau's result or void,
 and every other round's result the tableau's.
@@ -74,7 +74,7 @@ class RoundModel:
 
 
 class Dealer:
-    """Deals legally, and knows what each misdeal must raise (the README's table)."""
+    """Deals legally, and knows what each misdeal must raise (docs/alarms.md's table)."""
 
     def __init__(self, profile: str, open_mode: str, reveal: str, seed: int) -> None:
         self.explicit = open_mode == "explicit"

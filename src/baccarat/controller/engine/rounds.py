@@ -24,7 +24,9 @@ from baccarat.controller.engine.state import Round, Shoe
 from baccarat.messages.bodies import (
     RecallMessage,
     ResultMessage,
+    SideBetResults,
 )
+from baccarat.rules import side_bets
 
 
 class RoundsRoom(EngineCore):
@@ -43,6 +45,22 @@ class RoundsRoom(EngineCore):
         shoe.phase = "in_round"
         self._emit(rnd.message(shoe.number, self._next_seq(), self._ts))
         return rnd
+
+    def _side_bets(self, rnd: Round) -> dict[str, SideBetResults | bool]:
+        """The result's side bets and EZ banker push, where the profile has them."""
+        outcome = side_bets.outcome(
+            len(rnd.player), len(rnd.banker), rnd.player_total, rnd.banker_total
+        )
+        fields: dict[str, SideBetResults | bool] = {}
+        dealt = self.profile.side_bets
+        if dealt:
+            fields["side_bets"] = SideBetResults(
+                dragon7=outcome == "dragon7" if "dragon7" in dealt else None,
+                panda8=outcome == "panda8" if "panda8" in dealt else None,
+            )
+        if self.profile.payouts.banker_push_on_three_card_7:
+            fields["banker_push"] = outcome == "dragon7"
+        return fields
 
     def _maybe_publish(self, shoe: Shoe, rnd: Round) -> None:
         """Publish the result once the rules allow: complete, no alarm, revealed if squeeze."""
@@ -73,6 +91,7 @@ class RoundsRoom(EngineCore):
                 banker=banker,
                 demo=rnd.demo,
                 exposed=list(rnd.exposed),
+                **self._side_bets(rnd),
             )
         )
         if not rnd.demo:

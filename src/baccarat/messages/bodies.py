@@ -478,6 +478,14 @@ class EdgeMessage:
     tie: BetEdge
     player_pair: BetEdge
     banker_pair: BetEdge
+    dragon7: Annotated[
+        BetEdge | None,
+        Field(description="Dragon 7 (profiles that deal it only).", exclude_if=_absent),
+    ] = None
+    panda8: Annotated[
+        BetEdge | None,
+        Field(description="Panda 8 (profiles that deal it only).", exclude_if=_absent),
+    ] = None
     over: Annotated[
         list[Bet],
         Field(description="The bets whose player edge is at or above the table's threshold."),

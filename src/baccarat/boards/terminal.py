@@ -202,8 +202,11 @@ def outcome_line(live: LiveRound) -> Text:
 
 
 def result_text(result: ResultMessage) -> Text:
-    """``BANKER WINS 7 : 6``, ``TIE 5 : 5``, with naturals and pairs, and where the profile
-    has them EZ Baccarat's side bets won and its banker push."""
+    """``BANKER WINS 7 : 6``, ``TIE 5 : 5``, with naturals, pairs and side bets won.
+
+    The side bets (Dragon 7, Panda 8) and the banker push are there where the profile has
+    them (EZ Baccarat).
+    """
     label = "TIE" if result.winner == "tie" else f"{result.winner.upper()} WINS"
     text = Text.assemble(
         (label, WINNER_STYLE[result.winner]),

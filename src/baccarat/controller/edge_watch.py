@@ -34,8 +34,8 @@ from baccarat.controller.engine.inputs import Advantage, Input
 from baccarat.controller.publisher import Outbox, OutMessage
 from baccarat.messages.bodies import BetEdge, EdgeMessage
 from baccarat.rules.edge import BETS, Bet, EdgeError, LiveOdds, ShoeTooShortError, live_odds
-from baccarat.rules.side_bets import SideBet
 from baccarat.rules.profiles import Profile
+from baccarat.rules.side_bets import SideBet
 
 
 class WatchedTable(Protocol):

@@ -148,8 +148,10 @@ def _absent(value: object) -> bool:
 
 @dataclass(slots=True, kw_only=True)
 class SideBetResults:
-    """The side bets a round settled, each present only where the table's profile deals it
-    (EZ Baccarat's ``ez``: both)."""
+    """The side bets a round settled: each only where the table's profile deals it.
+
+    EZ Baccarat's ``ez`` deals both.
+    """
 
     __pydantic_config__: ClassVar[ConfigDict] = MESSAGE_CONFIG
 

@@ -199,8 +199,7 @@ def _falling(n: int, k: int) -> int:
 
 
 def _outcome_ways(by_value: Sequence[int]) -> tuple[int, int, int, int]:
-    """Ordered six-card deals from these counts by value that Banker, Player win, and of
-    those the Dragon 7 and the Panda 8 wins."""
+    """Six-card deals from these counts by value won by Banker, Player, Dragon 7, Panda 8."""
     ways = [_falling(count, m) for count in by_value for m in range(ROUND_CARDS + 1)]
     banker = player = dragon = panda = 0
     for factors, banker_orders, player_orders, dragon_orders, panda_orders in _six_card_table():
@@ -221,8 +220,7 @@ _Table = tuple[tuple[tuple[int, ...], int, int, int, int], ...]
 
 @cache
 def _six_card_table() -> _Table:
-    """Per multiset of six values, how many of its orderings Banker and Player win, and how
-    many of those are a Dragon 7 and a Panda 8.
+    """Per multiset of six values, how many orderings Banker, Player win, Dragon 7, Panda 8.
 
     The multiset is given as where its falling factorials sit in the update's list
     (value * 7 + multiplicity).

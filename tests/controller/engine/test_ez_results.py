@@ -10,7 +10,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from controller.engine.test_shoe import play_shoe
 from support.tables import Table, of
 
 # (cards in dealing order P1 B1 P2 B2 [P3] [B3], winner, dragon7, panda8)
@@ -61,3 +64,23 @@ def test_each_side_bet_is_in_the_result_only_where_the_profile_deals_it() -> Non
     body = json.loads(of(table.log, "result")[0].to_json())
     assert body["side_bets"] == {"panda8": True}
     assert "banker_push" not in body  # commission, no push: macau's payouts
+
+
+def _total(cards: list[str]) -> int:
+    """Art. 5 written out again: A is 1, T J Q K are 0."""
+    return sum(1 if c[0] == "A" else 0 if c[0] in "TJQK" else int(c[0]) for c in cards) % 10
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), decks=st.sampled_from([6, 8]))
+def test_every_result_of_random_ez_shoes_settles_as_the_cards_say(seed: int, decks: int) -> None:
+    """Each result's side bets, recomputed here from its cards alone."""
+    out = play_shoe("ez", seed, decks=decks)
+    results = of(out, "result")
+    assert results
+    for r in results:
+        player, banker = _total(r.player.cards), _total(r.banker.cards)
+        assert (r.player.total, r.banker.total) == (player, banker)
+        dragon = len(r.banker.cards) == 3 and banker == 7 and player < 7
+        panda = len(r.player.cards) == 3 and player == 8 and banker < 8
+        assert (r.side_bets.dragon7, r.side_bets.panda8, r.banker_push) == (dragon, panda, dragon)

@@ -1,6 +1,7 @@
 """Time one update of the live edge (baccarat.rules.edge.live_odds) on depleted shoes.
 
-Run from the repository: ``.venv/bin/python bench/edge.py [--shoes N] [--decks D]``. Each
+Run from the repository: ``.venv/bin/python bench/edge.py [--shoes N] [--decks D]
+[--profile ez]`` (every update counts Dragon 7 and Panda 8 too, whatever the profile). Each
 shoe is a seeded shuffled shoe dealt down to a random depth (6 cards to full); prints the
 one-time cost of the shoe-free table, then p50, p99 and max milliseconds of one update,
 and, with ``--enumeration K``, the plain enumeration's time on the first K shoes.
@@ -42,8 +43,9 @@ def main() -> None:
     parser.add_argument("--decks", type=int, default=8)
     parser.add_argument("--seed", type=int, default=24)
     parser.add_argument("--enumeration", type=int, default=0, metavar="K")
+    parser.add_argument("--profile", default="macau")
     args = parser.parse_args()
-    profile = load_profile("macau", decks=args.decks)
+    profile = load_profile(args.profile, decks=args.decks)
     shoes = depleted_shoes(profile, args.shoes, args.seed)
     start = time.perf_counter()
     live_odds(profile, shoes[0])  # builds the shoe-free table once

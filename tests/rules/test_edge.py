@@ -26,6 +26,7 @@ PROFILES = [
     load_profile("macau"),
     load_profile("house6"),
     load_profile("csm"),
+    load_profile("ez"),
     Profile(
         name="tie9", decks=6,
         payouts=Payouts(tie=9, pair=12, banker_commission=0.04, banker=0.95),
@@ -75,7 +76,8 @@ def test_full_eight_deck_shoe_gives_the_readme_figures() -> None:
     live = live_odds(load_profile("macau"), (32,) * 13).as_floats()
     assert {k: round(v, 6) for k, v in live.items() if not k.startswith("edge")} == {
         "banker": 0.458597, "player": 0.446247, "tie": 0.095156,
-        "player_pair": 0.074699, "banker_pair": 0.074699,
+        "player_pair": 0.074699, "banker_pair": 0.074699, "dragon7": 0.022534,
+        "panda8": 0.034543,
     }
     assert round(live["edge_banker"] * 100, 2) == 1.06
     assert round(live["edge_player"] * 100, 2) == 1.24

@@ -202,7 +202,11 @@ def outcome_line(live: LiveRound) -> Text:
 
 
 def result_text(result: ResultMessage) -> Text:
-    """``BANKER WINS 7 : 6``, ``TIE 5 : 5``, with naturals and pairs."""
+    """``BANKER WINS 7 : 6``, ``TIE 5 : 5``, with naturals, pairs and side bets won.
+
+    The side bets (Dragon 7, Panda 8) and the banker push are there where the profile has
+    them (EZ Baccarat).
+    """
     label = "TIE" if result.winner == "tie" else f"{result.winner.upper()} WINS"
     text = Text.assemble(
         (label, WINNER_STYLE[result.winner]),
@@ -214,6 +218,9 @@ def result_text(result: ResultMessage) -> Text:
             ("natural", result.player.natural or result.banker.natural),
             ("player pair", result.player.pair),
             ("banker pair", result.banker.pair),
+            ("Dragon 7", result.side_bets is not None and bool(result.side_bets.dragon7)),
+            ("Panda 8", result.side_bets is not None and bool(result.side_bets.panda8)),
+            ("banker bet pushes", bool(result.banker_push)),
         )
         if flag
     ]

@@ -22,7 +22,7 @@ from baccarat.rules.profiles import Profile, load_profile
 def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
     """``--profile`` and ``--decks``, shared by the commands that run the engine."""
     parser.add_argument(
-        "--profile", default="macau", help="macau (default), house6, csm, or a .toml file"
+        "--profile", default="macau", help="macau (default), house6, csm, ez, or a .toml file"
     )
     parser.add_argument("--decks", type=int, help="decks in the shoe (profile's by default)")
 

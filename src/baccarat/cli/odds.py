@@ -1,7 +1,8 @@
 """``baccarat odds``: exact probabilities and house edges (:mod:`baccarat.rules.odds`).
 
 With ``--out CARDS``, the odds of the next round on the cards left once those are out
-(:mod:`baccarat.rules.edge`).
+(:mod:`baccarat.rules.edge`). A profile with side bets (``ez``: Dragon 7, Panda 8) has
+their chances and edges beside the others' (``dragon7``, ``edge_dragon7``, ...).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from baccarat.errors import BaccaratError
 from baccarat.rules.edge import EdgeError, cards_left, live_odds
 from baccarat.rules.odds import compute_odds
 from baccarat.rules.profiles import Profile, load_profile
+from baccarat.rules.side_bets import SIDE_BETS
 
 
 class OutError(BaccaratError, ValueError):
@@ -53,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     if args.out is not None:
         return _run_on_cards_left(profile, args.out, as_json=args.json)
     odds = compute_odds(profile.decks, profile.payouts)
-    figures = asdict(odds)
+    figures = _dealt(profile, asdict(odds))
     _print(f"{profile.decks} decks ({profile.name}), exact by enumeration", figures, args.json)
     return 0
 
@@ -66,17 +68,25 @@ def _run_on_cards_left(profile: Profile, out: str, *, as_json: bool) -> int:
     except (OutError, CardError, EdgeError) as exc:
         print(f"baccarat odds: --out: {exc}", file=sys.stderr)
         return 2
-    live = odds.as_floats()
     # The full shoe's keys, in their order: both pairs' edges are always the same.
-    live["edge_pair"] = live.pop("edge_player_pair")
-    del live["edge_banker_pair"]
-    figures: dict[str, float] = {"cards_left": odds.cards_left, **live}
+    live = {
+        "edge_pair" if name == "edge_player_pair" else name: value
+        for name, value in odds.as_floats().items() if name != "edge_banker_pair"
+    }
+    figures: dict[str, float] = {"cards_left": odds.cards_left, **_dealt(profile, live)}
     title = (
         f"{odds.cards_left} cards left of {profile.decks} decks ({profile.name}), "
         f"{len(cards)} out, exact by enumeration"
     )
     _print(title, figures, as_json)
     return 0
+
+
+def _dealt(profile: Profile, figures: dict[str, float]) -> dict[str, float]:
+    """The figures without those of side bets that the profile does not deal."""
+    dropped = {f"{prefix}{bet}" for bet in SIDE_BETS if bet not in profile.side_bets
+               for prefix in ("", "edge_")}
+    return {name: value for name, value in figures.items() if name not in dropped}
 
 
 def read_cards(out: str) -> list[Card]:

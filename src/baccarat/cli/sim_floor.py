@@ -25,7 +25,7 @@ def add_device_arguments(parser: argparse.ArgumentParser) -> None:
                         help="seconds between cards at each table (0.2: ten times a real table)")
     parser.add_argument("--profile", default="macau",
                         help="every table's rule profile, which its dealer deals: macau, "
-                             "house6, csm or a profile TOML file (default: macau)")
+                             "house6, csm, ez or a profile TOML file (default: macau)")
     parser.add_argument("--decks", type=int, help="decks in each shoe (default: the profile's)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--misdeal-rate", type=float, default=0.0,

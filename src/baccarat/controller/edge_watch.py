@@ -35,6 +35,7 @@ from baccarat.controller.publisher import Outbox, OutMessage
 from baccarat.messages.bodies import BetEdge, EdgeMessage
 from baccarat.rules.edge import BETS, Bet, EdgeError, LiveOdds, ShoeTooShortError, live_odds
 from baccarat.rules.profiles import Profile
+from baccarat.rules.side_bets import SideBet
 
 
 class WatchedTable(Protocol):
@@ -174,7 +175,7 @@ class EdgeWatch:
             return
         player_edge = {bet: -odds.house_edge(bet) for bet in BETS}
         over = [bet for bet, t in self.thresholds.items() if player_edge[bet] >= _exact(t)]
-        self._publish(edge_message(task, odds, over))
+        self._publish(edge_message(task, odds, over, self.profile.side_bets))
         standing = self._standing()
         for bet, threshold in self.thresholds.items():
             if (bet in over) != (bet in standing):
@@ -186,9 +187,11 @@ class EdgeWatch:
                 ))
 
 
-def edge_message(task: CardsOut, odds: LiveOdds, over: list[Bet]) -> EdgeMessage:
-    """The ``edge`` body of these odds."""
-    def bet(name: Bet) -> BetEdge:
+def edge_message(
+    task: CardsOut, odds: LiveOdds, over: list[Bet], side: tuple[SideBet, ...] = ()
+) -> EdgeMessage:
+    """The ``edge`` body of these odds, with the side bets ``side`` (the profile's)."""
+    def bet(name: Bet | SideBet) -> BetEdge:
         return BetEdge(chance=float(odds.chance(name)), edge=float(odds.house_edge(name)))
 
     return EdgeMessage(
@@ -196,6 +199,8 @@ def edge_message(task: CardsOut, odds: LiveOdds, over: list[Bet]) -> EdgeMessage
         cards_left=task.cards_left, unread=sum(task.left) - task.cards_left, over=over,
         banker=bet("banker"), player=bet("player"), tie=bet("tie"),
         player_pair=bet("player_pair"), banker_pair=bet("banker_pair"),
+        dragon7=bet("dragon7") if "dragon7" in side else None,
+        panda8=bet("panda8") if "panda8" in side else None,
     )
 
 

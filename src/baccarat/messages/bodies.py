@@ -141,9 +141,39 @@ class HandResult:
     pair: bool
 
 
+def _absent(value: object) -> bool:
+    """An optional field left out of the body: a profile without it sends what it always did."""
+    return value is None
+
+
+@dataclass(slots=True, kw_only=True)
+class SideBetResults:
+    """The side bets a round settled: each only where the table's profile deals it.
+
+    EZ Baccarat's ``ez`` deals both.
+    """
+
+    __pydantic_config__: ClassVar[ConfigDict] = MESSAGE_CONFIG
+
+    dragon7: Annotated[
+        bool | None,
+        Field(description="Dragon 7 won: Banker won with three cards totalling 7 (pays "
+              "40:1 by default).", exclude_if=_absent),
+    ] = None
+    panda8: Annotated[
+        bool | None,
+        Field(description="Panda 8 won: Player won with three cards totalling 8 (pays 25:1 "
+              "by default).", exclude_if=_absent),
+    ] = None
+
+
 @dataclass(slots=True, kw_only=True)
 class ResultMessage(Message):
-    """The outcome of a completed round. Never published before the rules allow it."""
+    """The outcome of a completed round. Never published before the rules allow it.
+
+    ``side_bets`` and ``banker_push`` are present only where the table's profile has them
+    (EZ Baccarat): every other profile's body is what it always was.
+    """
 
     topic: ClassVar[str] = "result"
     type: Literal["result"] = "result"
@@ -157,6 +187,16 @@ class ResultMessage(Message):
     exposed: Annotated[list[str], Field(description="Positions exposed (Art. 4).")] = field(
         default_factory=list
     )
+    side_bets: Annotated[
+        SideBetResults | None,
+        Field(description="The side bets settled (profiles with side_bets only).",
+              exclude_if=_absent),
+    ] = None
+    banker_push: Annotated[
+        bool | None,
+        Field(description="EZ Baccarat (commission-free) only: the Banker bet pushes, "
+              "Banker having won with three cards totalling 7.", exclude_if=_absent),
+    ] = None
 
 
 @dataclass(slots=True, kw_only=True)
@@ -440,6 +480,14 @@ class EdgeMessage:
     tie: BetEdge
     player_pair: BetEdge
     banker_pair: BetEdge
+    dragon7: Annotated[
+        BetEdge | None,
+        Field(description="Dragon 7 (profiles that deal it only).", exclude_if=_absent),
+    ] = None
+    panda8: Annotated[
+        BetEdge | None,
+        Field(description="Panda 8 (profiles that deal it only).", exclude_if=_absent),
+    ] = None
     over: Annotated[
         list[Bet],
         Field(description="The bets whose player edge is at or above the table's threshold."),

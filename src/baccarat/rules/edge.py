@@ -6,7 +6,9 @@ the chance of one ordered sequence of six values is ``prod(c[v] falling m[v]) / 
 6)``, where ``m`` is how often each value occurs in it, ``c`` the cards of each value left
 and ``n`` all the cards left. It depends on the sequence only through its multiset. So the
 part that does not depend on the shoe, how many orderings of each of the 5,005 multisets
-of six values make Banker, Player or a tie win, is counted once from the engine's own
+of six values make Banker, Player or a tie win (and of those, how many are a Banker win
+with three cards totalling 7, Dragon 7, or a Player win with three totalling 8, Panda 8:
+:mod:`baccarat.rules.side_bets`), is counted once from the engine's own
 tableau (:func:`tableau.position_due`, what :func:`tableau.next_position` reads from the
 hands); an update is then one sum of integer products over those multisets, exact, and
 takes a few milliseconds (``bench/edge.py``).
@@ -32,8 +34,9 @@ from typing import Final, Literal, get_args
 
 from baccarat.cards import RANKS, Card
 from baccarat.errors import BaccaratError
-from baccarat.rules import tableau
+from baccarat.rules import side_bets, tableau
 from baccarat.rules.profiles import Payouts, Profile
+from baccarat.rules.side_bets import SideBet
 
 ROUND_CARDS: Final = 6
 """The most cards one round can take (Art. 9): fewer left and a round may not finish."""
@@ -59,7 +62,10 @@ class LiveOdds:
 
     An edge is what the bettor loses on average per unit staked (a push counts as 0):
     positive when the house has the advantage, negative when the cards left favour the
-    bettor. Banker's commission is included; a tie pushes Banker and Player bets.
+    bettor. Banker's commission is included; a tie pushes Banker and Player bets; under
+    EZ Baccarat's rule a Dragon 7 pushes the Banker bet. ``dragon7`` and ``panda8`` are
+    the side bets' chances (counted whether or not the profile deals them; their edges
+    are at the profile's payouts).
     """
 
     cards_left: int
@@ -73,13 +79,17 @@ class LiveOdds:
     edge_tie: Fraction
     edge_player_pair: Fraction
     edge_banker_pair: Fraction
+    dragon7: Fraction
+    panda8: Fraction
+    edge_dragon7: Fraction
+    edge_panda8: Fraction
 
-    def chance(self, bet: Bet) -> Fraction:
+    def chance(self, bet: Bet | SideBet) -> Fraction:
         """The chance that ``bet`` wins the next round."""
         chance: Fraction = getattr(self, bet)
         return chance
 
-    def house_edge(self, bet: Bet) -> Fraction:
+    def house_edge(self, bet: Bet | SideBet) -> Fraction:
         """The house's edge on ``bet``; the bettor's, the player edge, is its negative."""
         edge: Fraction = getattr(self, f"edge_{bet}")
         return edge
@@ -101,12 +111,15 @@ def live_odds(profile: Profile, left: Sequence[int]) -> LiveOdds:
     """
     n = check_left(profile, left)
     by_value = [sum(left[9:]), *left[:9]]
-    banker_ways, player_ways = _banker_player_ways(by_value)
+    banker_ways, player_ways, dragon_ways, panda_ways = _outcome_ways(by_value)
     all_ways = _falling(n, ROUND_CARDS)
     banker = Fraction(banker_ways, all_ways)
     player = Fraction(player_ways, all_ways)
     pair = Fraction(sum(c * (c - 1) for c in left), n * (n - 1))
-    return priced(profile.payouts, n, banker, player, 1 - banker - player, pair)
+    return priced(
+        profile.payouts, n, banker, player, 1 - banker - player, pair,
+        dragon7=Fraction(dragon_ways, all_ways), panda8=Fraction(panda_ways, all_ways),
+    )
 
 
 def check_left(profile: Profile, left: Sequence[int]) -> int:
@@ -127,12 +140,16 @@ def check_left(profile: Profile, left: Sequence[int]) -> int:
     return n
 
 
-def priced(  # noqa: PLR0917 - the five chances of a round, named as the fields they fill
+def priced(  # noqa: PLR0917 - the chances of a round, named as the fields they fill
     payouts: Payouts, n: int, banker: Fraction, player: Fraction, tie: Fraction,
-    pair: Fraction,
+    pair: Fraction, *, dragon7: Fraction, panda8: Fraction,
 ) -> LiveOdds:
-    """The odds with each bet's house edge for these payouts (Art. 17-18)."""
+    """The odds with each bet's house edge for these payouts (Art. 17-18).
+
+    ``dragon7`` is part of ``banker``, ``panda8`` of ``player``.
+    """
     pays_banker = _exact(payouts.banker) * (1 - _exact(payouts.banker_commission))
+    banker_paid = banker - dragon7 if payouts.banker_push_on_three_card_7 else banker
     edge_pair = (1 - pair) - pair * _exact(payouts.pair)
     return LiveOdds(
         cards_left=n,
@@ -141,11 +158,15 @@ def priced(  # noqa: PLR0917 - the five chances of a round, named as the fields 
         tie=tie,
         player_pair=pair,
         banker_pair=pair,
-        edge_banker=player - banker * pays_banker,
+        edge_banker=player - banker_paid * pays_banker,
         edge_player=banker - player * _exact(payouts.player),
         edge_tie=(1 - tie) - tie * _exact(payouts.tie),
         edge_player_pair=edge_pair,
         edge_banker_pair=edge_pair,
+        dragon7=dragon7,
+        panda8=panda8,
+        edge_dragon7=(1 - dragon7) - dragon7 * _exact(payouts.dragon7),
+        edge_panda8=(1 - panda8) - panda8 * _exact(payouts.panda8),
     )
 
 
@@ -177,43 +198,50 @@ def _falling(n: int, k: int) -> int:
 # ------------------------------------------------------------------ the update
 
 
-def _banker_player_ways(by_value: Sequence[int]) -> tuple[int, int]:
-    """Ordered six-card deals from these counts by value that Banker, Player win."""
+def _outcome_ways(by_value: Sequence[int]) -> tuple[int, int, int, int]:
+    """Six-card deals from these counts by value won by Banker, Player, Dragon 7, Panda 8."""
     ways = [_falling(count, m) for count in by_value for m in range(ROUND_CARDS + 1)]
-    banker = player = 0
-    for factors, banker_orders, player_orders in _six_card_table():
+    banker = player = dragon = panda = 0
+    for factors, banker_orders, player_orders, dragon_orders, panda_orders in _six_card_table():
         w = prod(map(ways.__getitem__, factors))
         banker += banker_orders * w
         player += player_orders * w
-    return banker, player
+        if dragon_orders:
+            dragon += dragon_orders * w
+        if panda_orders:
+            panda += panda_orders * w
+    return banker, player, dragon, panda
 
 
 # ------------------------------------------------------------- counted once
 
-_Table = tuple[tuple[tuple[int, ...], int, int], ...]
+_Table = tuple[tuple[tuple[int, ...], int, int, int, int], ...]
 
 
 @cache
 def _six_card_table() -> _Table:
-    """Per multiset of six values, how many of its orderings Banker and Player win.
+    """Per multiset of six values, how many orderings Banker, Player win, Dragon 7, Panda 8.
 
     The multiset is given as where its falling factorials sit in the update's list
     (value * 7 + multiplicity).
     """
-    orders: dict[tuple[int, ...], Counter[tableau.Winner]] = {}
-    for (prefix, winner), count in _deciding_prefixes().items():
+    orders: dict[tuple[int, ...], Counter[side_bets.Outcome]] = {}
+    for (prefix, result), count in _deciding_prefixes().items():
         for tail, tail_orders in _tails(ROUND_CARDS - len(prefix)):
             full = tuple(sorted(prefix + tail))
-            orders.setdefault(full, Counter())[winner] += count * tail_orders
+            orders.setdefault(full, Counter())[result] += count * tail_orders
     table = []
     for full, won in sorted(orders.items()):
         factors = tuple(v * (ROUND_CARDS + 1) + full.count(v) for v in sorted(set(full)))
-        table.append((factors, won["banker"], won["player"]))
+        table.append((
+            factors, won["banker"] + won["dragon7"], won["player"] + won["panda8"],
+            won["dragon7"], won["panda8"],
+        ))
     return tuple(table)
 
 
-def _deciding_prefixes() -> Counter[tuple[tuple[int, ...], tableau.Winner]]:
-    """Ordered deals that complete a round, counted by their values (sorted) and winner.
+def _deciding_prefixes() -> Counter[tuple[tuple[int, ...], side_bets.Outcome]]:
+    """Ordered deals that complete a round, counted by their values (sorted) and outcome.
 
     The first two cards of a hand count only through their total, so each hand's two
     values are taken unordered (two orders when they differ); the third cards follow
@@ -226,7 +254,7 @@ def _deciding_prefixes() -> Counter[tuple[tuple[int, ...], tableau.Winner]]:
             totals = (tableau.total(player), tableau.total(banker))
             ways = (1 if player[0] == player[1] else 2) * (1 if banker[0] == banker[1] else 2)
             firsts.setdefault(totals, Counter())[tuple(sorted(player + banker))] += ways
-    prefixes: Counter[tuple[tuple[int, ...], tableau.Winner]] = Counter()
+    prefixes: Counter[tuple[tuple[int, ...], side_bets.Outcome]] = Counter()
     for (player_total, banker_total), hands in firsts.items():
         for drawn, winner in _endings(2, 2, player_total, banker_total, None):
             for four, ways in hands.items():
@@ -237,8 +265,8 @@ def _deciding_prefixes() -> Counter[tuple[tuple[int, ...], tableau.Winner]]:
 def _endings(
     player_cards: int, banker_cards: int, player_total: int, banker_total: int,
     player_third: int | None,
-) -> Iterator[tuple[tuple[int, ...], tableau.Winner]]:
-    """The third cards (in draw order) that can follow these hands, with the winner.
+) -> Iterator[tuple[tuple[int, ...], side_bets.Outcome]]:
+    """The third cards (in draw order) that can follow these hands, with the outcome.
 
     The hands are given as the tableau reads them: sizes, totals, Player's third card.
     """
@@ -246,7 +274,7 @@ def _endings(
         player_cards, banker_cards, player_total, banker_total, player_third
     )
     if position is None:
-        yield (), tableau.winner(player_total, banker_total)
+        yield (), side_bets.outcome(player_cards, banker_cards, player_total, banker_total)
         return
     for value in range(_VALUES):
         if position == "P3":

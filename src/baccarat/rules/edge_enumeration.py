@@ -3,7 +3,9 @@
 The reference that :func:`baccarat.rules.edge.live_odds` is tested against, and slower:
 every deal is followed position by position as :func:`tableau.next_position` orders it,
 each card weighed by how many cards of its value are left at that moment (integers, so the
-result is exact), and every bet is settled by :func:`bets.winnings`. The first two cards of
+result is exact), every finished round is told apart as :func:`side_bets.outcome` says
+(a Dragon 7, a Panda 8, or a plain win or tie), and every bet is settled by
+:func:`bets.winnings`. The first two cards of
 each hand are taken as an unordered pair of values with the number of its orders.
 Pairs are counted over the ranks of the first four cards, in the order they are dealt.
 """
@@ -14,14 +16,14 @@ from collections.abc import Iterator, Sequence
 from fractions import Fraction
 from itertools import combinations_with_replacement
 
-from baccarat.rules import tableau
+from baccarat.rules import side_bets, tableau
 from baccarat.rules.bets import Stakes, winnings
 from baccarat.rules.edge import LiveOdds, check_left
 from baccarat.rules.profiles import Profile
 
 _ONE_OF_EACH = Stakes(
     player=Fraction(1), banker=Fraction(1), tie=Fraction(1), player_pair=Fraction(1),
-    banker_pair=Fraction(1),
+    banker_pair=Fraction(1), dragon7=Fraction(1), panda8=Fraction(1),
 )
 
 
@@ -29,20 +31,24 @@ def enumerate_live_odds(profile: Profile, left: Sequence[int]) -> LiveOdds:
     """The same figures as :func:`baccarat.rules.edge.live_odds`, by plain enumeration."""
     n = check_left(profile, left)
     by_value = [sum(left[9:]), *left[:9]]
-    ways: dict[tableau.Winner, int] = {"banker": 0, "player": 0, "tie": 0}
+    ways: dict[side_bets.Outcome, int] = dict.fromkeys(
+        ("banker", "player", "tie", "dragon7", "panda8"), 0
+    )
     for player, banker, weight in _first_four(by_value):
         hands: Hands = (2, 2, tableau.total(player), tableau.total(banker), None)
         _deal(hands, by_value, n - 4, weight, ways)
     deals = sum(ways.values())
-    chance = {winner: Fraction(w, deals) for winner, w in ways.items()}
+    chance = {result: Fraction(w, deals) for result, w in ways.items()}
     player_pair, banker_pair = _pairs(list(left))
     return LiveOdds(
         cards_left=n,
-        banker=chance["banker"],
-        player=chance["player"],
+        banker=chance["banker"] + chance["dragon7"],
+        player=chance["player"] + chance["panda8"],
         tie=chance["tie"],
         player_pair=player_pair,
         banker_pair=banker_pair,
+        dragon7=chance["dragon7"],
+        panda8=chance["panda8"],
         **_edges(profile, chance, player_pair, banker_pair),
     )
 
@@ -74,7 +80,8 @@ of each, their totals, and Player's third card."""
 
 
 def _deal(
-    hands: Hands, counts: list[int], left: int, weight: int, ways: dict[tableau.Winner, int]
+    hands: Hands, counts: list[int], left: int, weight: int,
+    ways: dict[side_bets.Outcome, int],
 ) -> None:
     """Add ``weight`` times every way the round can go on from these hands.
 
@@ -84,8 +91,8 @@ def _deal(
     player_cards, banker_cards, player_total, banker_total, player_third = hands
     position = tableau.position_due(*hands)
     if position is None:
-        winner = tableau.winner(player_total, banker_total)
-        ways[winner] += weight * _unused_draws(left, 6 - player_cards - banker_cards)
+        result = side_bets.outcome(player_cards, banker_cards, player_total, banker_total)
+        ways[result] += weight * _unused_draws(left, 6 - player_cards - banker_cards)
         return
     to_player = position in ("P1", "P2", "P3")
     for value, count in enumerate(counts):
@@ -134,22 +141,25 @@ def _deal_four(ranks: list[int], left: list[int], weight: int, ways: dict[str, i
 
 
 def _edges(
-    profile: Profile, chance: dict[tableau.Winner, Fraction], player_pair: Fraction,
+    profile: Profile, chance: dict[side_bets.Outcome, Fraction], player_pair: Fraction,
     banker_pair: Fraction,
 ) -> dict[str, Fraction]:
     """Each bet's house edge: minus its expected winnings per unit, settled by the bets."""
-    expected = dict.fromkeys(("player", "banker", "tie", "player_pair", "banker_pair"),
-                             Fraction(0))
-    for winner, p_winner in chance.items():
+    expected = dict.fromkeys(
+        ("player", "banker", "tie", "player_pair", "banker_pair", "dragon7", "panda8"),
+        Fraction(0),
+    )
+    for result, p_result in chance.items():
         for pp, p_pp in ((True, player_pair), (False, 1 - player_pair)):
             for bp, p_bp in ((True, banker_pair), (False, 1 - banker_pair)):
                 won = winnings(
-                    _ONE_OF_EACH, winner, player_pair=pp, banker_pair=bp,
-                    payouts=profile.payouts,
+                    _ONE_OF_EACH, side_bets.winner_of(result), player_pair=pp,
+                    banker_pair=bp, payouts=profile.payouts,
+                    dragon7=result == "dragon7", panda8=result == "panda8",
                 )
                 # Each bet's winnings depend on one of the three only, so the product of
                 # the marginals gives each expectation exactly.
-                weight = p_winner * p_pp * p_bp
+                weight = p_result * p_pp * p_bp
                 for bet in expected:
                     expected[bet] += weight * getattr(won, bet)
     return {f"edge_{bet}": -value for bet, value in expected.items()}

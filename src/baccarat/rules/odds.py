@@ -3,7 +3,8 @@
 Every ordered deal of up to six cards from a full shoe is weighed by how many ways it can
 come out; which cards are drawn is decided by :func:`tableau.next_position`, the engine's
 own tableau, so the odds check the engine rather than a second copy of the rules. The
-arithmetic is in integers and exact; only the final division rounds.
+arithmetic is in integers and exact; only the final division rounds. The side bets of EZ
+Baccarat (Dragon 7, Panda 8: :mod:`baccarat.rules.side_bets`) are counted in the same pass.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from baccarat.rules import tableau
+from baccarat.rules import side_bets, tableau
 from baccarat.rules.profiles import Payouts
 
 
@@ -28,12 +29,23 @@ class Odds:
     edge_player: float
     edge_tie: float
     edge_pair: float
+    dragon7: float = 0.0
+    panda8: float = 0.0
+    edge_dragon7: float = 0.0
+    edge_panda8: float = 0.0
 
 
 def outcome_weights(decks: int) -> tuple[int, int, int, int]:
     """Ways (ordered deals) for banker, player and tie to win, and the total of ways."""
+    wins = _weights(decks)
+    banker, player, tie = wins["banker"], wins["player"], wins["tie"]
+    return banker, player, tie, banker + player + tie
+
+
+def _weights(decks: int) -> dict[str, int]:
+    """Ways for banker, player, tie to win, and for Dragon 7 and Panda 8 (among those)."""
     counts = [16 * decks] + [4 * decks] * 9  # by value: 0 (ten and pictures), 1..9
-    wins = {"banker": 0, "player": 0, "tie": 0}
+    wins = {"banker": 0, "player": 0, "tie": 0, "dragon7": 0, "panda8": 0}
     left = 52 * decks
     for p1 in range(10):
         w1 = counts[p1]
@@ -53,8 +65,7 @@ def outcome_weights(decks: int) -> tuple[int, int, int, int]:
                 counts[p2] += 1
             counts[b1] += 1
         counts[p1] += 1
-    total = sum(wins.values())
-    return wins["banker"], wins["player"], wins["tie"], total
+    return wins
 
 
 def _after_four(  # noqa: PLR0917 - the enumeration's hot loop: no wrapping object
@@ -95,7 +106,11 @@ def _ways_rest(left: int, cards: int) -> int:
 
 
 def _score(player: list[int], banker: list[int], weight: int, wins: dict[str, int]) -> None:
-    wins[tableau.winner(tableau.total(player), tableau.total(banker))] += weight
+    player_total, banker_total = tableau.total(player), tableau.total(banker)
+    result = side_bets.outcome(len(player), len(banker), player_total, banker_total)
+    wins[side_bets.winner_of(result)] += weight
+    if result != side_bets.winner_of(result):
+        wins[result] += weight
 
 
 def pair_probability(decks: int) -> Fraction:
@@ -110,18 +125,26 @@ def pair_probability(decks: int) -> Fraction:
 def compute_odds(decks: int, payouts: Payouts | None = None) -> Odds:
     """Exact odds for a shoe of ``decks`` decks and the edges for these payouts."""
     pay = payouts or Payouts()
-    banker_w, player_w, tie_w, total = outcome_weights(decks)
-    b, p, t = (Fraction(w, total) for w in (banker_w, player_w, tie_w))
+    wins = _weights(decks)
+    total = wins["banker"] + wins["player"] + wins["tie"]
+    b, p, t, d7, p8 = (
+        Fraction(wins[k], total) for k in ("banker", "player", "tie", "dragon7", "panda8")
+    )
     pair = pair_probability(decks)
     banker_pays = Fraction(pay.banker) * (1 - Fraction(pay.banker_commission).limit_denominator())
+    banker_paid = b - d7 if pay.banker_push_on_three_card_7 else b
     return Odds(
         banker=float(b),
         player=float(p),
         tie=float(t),
         player_pair=float(pair),
         banker_pair=float(pair),
-        edge_banker=float(p - b * banker_pays),
+        edge_banker=float(p - banker_paid * banker_pays),
         edge_player=float(b - p * Fraction(pay.player)),
         edge_tie=float((1 - t) - t * Fraction(pay.tie)),
         edge_pair=float((1 - pair) - pair * Fraction(pay.pair)),
+        dragon7=float(d7),
+        panda8=float(p8),
+        edge_dragon7=float((1 - d7) - d7 * Fraction(str(pay.dragon7))),
+        edge_panda8=float((1 - p8) - p8 * Fraction(str(pay.panda8))),
     )

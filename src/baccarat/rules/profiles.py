@@ -7,6 +7,9 @@
   ended in a tie.
 * ``csm``: an automatic shuffler-dealer (Art. 2.3, 7.2). No burn, no cut card; the round's
   cards go back into the machine after every round.
+* ``ez``: EZ Baccarat on the Macau procedure (8 decks): no commission on Banker, whose bet
+  pushes when Banker wins with three cards totalling 7, and the side bets Dragon 7 (40:1)
+  and Panda 8 (25:1) settled in every result (:mod:`baccarat.rules.side_bets`).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from baccarat.errors import BaccaratError
+from baccarat.rules.side_bets import SideBet
 
 BurnMethod = Literal["first_card", "decks", "fixed", "none"]
 AfterCut = Literal["finish_round", "one_more_round", "one_more_if_tie"]
@@ -52,6 +56,13 @@ class Payouts(BaseModel):
     banker_commission: float = Field(default=0.05, ge=0, lt=1)
     tie: float = 8.0
     pair: float = 11.0
+    banker_push_on_three_card_7: bool = Field(
+        default=False,
+        description="EZ Baccarat: a Banker win with three cards totalling 7 pushes the "
+        "Banker bet (set banker_commission to 0 with it).",
+    )
+    dragon7: float = Field(default=40.0, gt=0, description="Dragon 7 pays this to 1.")
+    panda8: float = Field(default=25.0, gt=0, description="Panda 8 pays this to 1.")
 
 
 class Profile(BaseModel):
@@ -95,6 +106,11 @@ class Profile(BaseModel):
     )
     reveal: RevealMode = "immediate"
     payouts: Payouts = Payouts()
+    side_bets: tuple[SideBet, ...] = Field(
+        default=(),
+        description="Side bets the table deals, settled in every result: dragon7 (Banker "
+        "wins with a three-card 7), panda8 (Player wins with a three-card 8).",
+    )
 
     @field_validator("burn_values")
     @classmethod
@@ -103,6 +119,13 @@ class Profile(BaseModel):
         if missing:
             raise ValueError(f"burn_values lacks ranks {''.join(sorted(missing))}")
         return values
+
+    @field_validator("side_bets")
+    @classmethod
+    def _each_side_bet_once(cls, bets: tuple[SideBet, ...]) -> tuple[SideBet, ...]:
+        if len(set(bets)) != len(bets):
+            raise ValueError(f"side_bets names a bet twice: {list(bets)}")
+        return bets
 
     @model_validator(mode="after")
     def _consistent(self) -> Profile:
@@ -142,6 +165,11 @@ PROFILES: dict[str, dict[str, Any]] = {
         "cut_card": False,
         "continuous_shuffler": True,
         "roads_page": 72,
+    },
+    "ez": {
+        "name": "ez",
+        "payouts": {"banker_commission": 0.0, "banker_push_on_three_card_7": True},
+        "side_bets": ("dragon7", "panda8"),
     },
 }
 

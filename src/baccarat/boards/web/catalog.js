@@ -687,6 +687,16 @@ export const SCHEMAS = {
    "cards_out": {
     "type": "integer"
    },
+   "dragon7": {
+    "anyOf": [
+     {
+      "$ref": "#/$defs/BetEdge"
+     },
+     {
+      "type": "null"
+     }
+    ]
+   },
    "over": {
     "items": {
      "enum": [
@@ -699,6 +709,16 @@ export const SCHEMAS = {
      "type": "string"
     },
     "type": "array"
+   },
+   "panda8": {
+    "anyOf": [
+     {
+      "$ref": "#/$defs/BetEdge"
+     },
+     {
+      "type": "null"
+     }
+    ]
    },
    "player": {
     "$ref": "#/$defs/BetEdge"
@@ -1151,12 +1171,48 @@ export const SCHEMAS = {
      "pair"
     ],
     "type": "object"
+   },
+   "SideBetResults": {
+    "additionalProperties": false,
+    "properties": {
+     "dragon7": {
+      "anyOf": [
+       {
+        "type": "boolean"
+       },
+       {
+        "type": "null"
+       }
+      ]
+     },
+     "panda8": {
+      "anyOf": [
+       {
+        "type": "boolean"
+       },
+       {
+        "type": "null"
+       }
+      ]
+     }
+    },
+    "type": "object"
    }
   },
   "additionalProperties": false,
   "properties": {
    "banker": {
     "$ref": "#/$defs/HandResult"
+   },
+   "banker_push": {
+    "anyOf": [
+     {
+      "type": "boolean"
+     },
+     {
+      "type": "null"
+     }
+    ]
    },
    "demo": {
     "type": "boolean"
@@ -1184,6 +1240,16 @@ export const SCHEMAS = {
    },
    "shoe": {
     "type": "integer"
+   },
+   "side_bets": {
+    "anyOf": [
+     {
+      "$ref": "#/$defs/SideBetResults"
+     },
+     {
+      "type": "null"
+     }
+    ]
    },
    "ts": {
     "anyOf": [

@@ -220,6 +220,10 @@ export class BoardView {
     if (result && result.bankerPair) badges.push(["banker_pair", "banker"]);
     if (result && result.playerPair) badges.push(["player_pair", "player"]);
     if (result && result.natural) badges.push(["natural", "natural"]);
+    const sideBets = (result && result.sideBets) || {};
+    if (sideBets.dragon7) badges.push(["dragon7", "dragon7"]);
+    if (sideBets.panda8) badges.push(["panda8", "panda8"]);
+    if (result && result.bankerPush) badges.push(["banker_push", "banker"]);
     section.querySelector(".result-badges").replaceChildren(
       ...badges.map(([key, cls]) => {
         const badge = this.doc.createElement("span");

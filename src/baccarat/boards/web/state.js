@@ -300,6 +300,10 @@ function resultEntry(message) {
     playerPair: message.player.pair,
     bankerPair: message.banker.pair,
     natural: message.player.natural || message.banker.natural,
+    // EZ Baccarat's side bets and banker push: only where the table's profile has them
+    // (sideBets null, bankerPush null elsewhere): {dragon7, panda8}, each present if dealt
+    sideBets: message.side_bets ?? null,
+    bankerPush: message.banker_push ?? null,
   };
 }
 

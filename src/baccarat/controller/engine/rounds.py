@@ -24,7 +24,9 @@ from baccarat.controller.engine.state import Round, Shoe
 from baccarat.messages.bodies import (
     RecallMessage,
     ResultMessage,
+    SideBetResults,
 )
+from baccarat.rules import side_bets
 
 
 class RoundsRoom(EngineCore):
@@ -44,6 +46,19 @@ class RoundsRoom(EngineCore):
         self._emit(rnd.message(shoe.number, self._next_seq(), self._ts))
         return rnd
 
+    def _side_bets(self, rnd: Round) -> tuple[SideBetResults | None, bool | None]:
+        """The result's side bets and EZ banker push, where the profile has them."""
+        outcome = side_bets.outcome(
+            len(rnd.player), len(rnd.banker), rnd.player_total, rnd.banker_total
+        )
+        dealt = self.profile.side_bets
+        settled = SideBetResults(
+            dragon7=outcome == "dragon7" if "dragon7" in dealt else None,
+            panda8=outcome == "panda8" if "panda8" in dealt else None,
+        ) if dealt else None
+        push = outcome == "dragon7" if self.profile.payouts.banker_push_on_three_card_7 else None
+        return settled, push
+
     def _maybe_publish(self, shoe: Shoe, rnd: Round) -> None:
         """Publish the result once the rules allow: complete, no alarm, revealed if squeeze."""
         if rnd.winner is None or rnd.alarms or rnd.published or rnd.void:
@@ -61,6 +76,7 @@ class RoundsRoom(EngineCore):
         rnd.withheld.clear()
         rnd.published = True
         player, banker = rnd.player_hand(), rnd.banker_hand()
+        settled, push = self._side_bets(rnd)
         self._emit(
             ResultMessage(
                 seq=self._next_seq(),
@@ -73,6 +89,8 @@ class RoundsRoom(EngineCore):
                 banker=banker,
                 demo=rnd.demo,
                 exposed=list(rnd.exposed),
+                side_bets=settled,
+                banker_push=push,
             )
         )
         if not rnd.demo:

@@ -13,7 +13,11 @@ import { PIT } from "./pit_labels.js";
 import { say } from "./words.js";
 
 /** The bets a table's view shows the edge of, and their captions (a label's three texts). */
-export const EDGE_BETS = [["tie", PIT.edge_tie], ["player_pair", PIT.edge_player_pair], ["banker_pair", PIT.edge_banker_pair]];
+export const EDGE_BETS = [
+  ["tie", PIT.edge_tie], ["player_pair", PIT.edge_player_pair], ["banker_pair", PIT.edge_banker_pair],
+  // EZ Baccarat's side bets: in the body only where the table's profile deals them
+  ["dragon7", PIT.edge_dragon7], ["panda8", PIT.edge_panda8],
+];
 
 /**
  * The edges by table after one body on a table's `edge` topic: a body that fails the
@@ -41,7 +45,7 @@ export function percent(playerEdge) {
 export function edgeText(body, lang = "en") {
   if (!body) return "–";
   const over = Array.isArray(body.over) ? body.over : [];
-  return EDGE_BETS.map(([bet, caption]) =>
+  return EDGE_BETS.filter(([bet]) => body[bet]).map(([bet, caption]) =>
     `${say(caption, lang)} ${percent(-body[bet].edge)}${over.includes(bet) ? " ▲" : ""}`).join(" · ");
 }
 

@@ -107,6 +107,16 @@ export const tableView = {
     return card;
   },
 
+  /** EZ Baccarat's side bets in a result: "Dragon 7 won · Panda 8 lost · Banker bet pushed". */
+  sideBetsText(result) {
+    const parts = Object.entries(result.sideBets).map(([name, won]) => {
+      const bet = LABELS[name] ? this.say(LABELS[name]) : name;
+      return won ? this.t("side_bet_won", { bet }) : this.t("side_bet_lost", { bet });
+    });
+    if (result.bankerPush) parts.push(this.t("banker_push_fact"));
+    return parts.join(" · ") || "–";
+  },
+
   drawCard(table, state, card) {
     const root = card.root;
     const controller = state.controller || "unknown";
@@ -129,6 +139,8 @@ export const tableView = {
       ["results", this.t("last_results"), results.map((r) => (LETTER[r.winner] ? this.say(LETTER[r.winner]) : "?")).join(" ") || "–"],
       ["edge", this.t("player_edge"), edgeText((this.state.edges || {})[table], this.lang)],
     ];
+    const newest = state.results[state.results.length - 1];
+    if (newest && newest.sideBets) facts.push(["side_bets", this.t("last_side_bets"), this.sideBetsText(newest)]);
     if (state.rejected) facts.push(["rejected", this.t("bad_bodies"), String(state.rejected)]);
     const key = JSON.stringify(facts);
     if (key !== card.drawnKey) {

@@ -84,7 +84,8 @@ def test_a_press_between_hands_holds_the_card_before_open() -> None:
     out = table.do("4D")
     alarm = of(out, "alarm")[0]
     assert (alarm.kind, alarm.cards) == ("extra_card", ["4D"])  # held aside, as before
-    assert table.engine.shoe is not None and table.engine.shoe.extra_burns == []
+    assert table.engine.shoe is not None
+    assert table.engine.shoe.extra_burns == []  # the press is used up by that card
     table.do("accept_as_burn", "by=button open", "by=button announce_burn", "3H", *NEXT)
     assert [r[0] for r in results(table)] == [1, 2]
 

@@ -108,3 +108,14 @@ def test_presses_past_the_bound_are_refused_as_a_notice() -> None:
         table.do("by=button announce_burn")
     text = table.refused("by=button announce_burn", alarm="signal_refused")
     assert "8 burn presses already wait" in text
+
+
+def test_open_on_a_complete_round_an_alarm_holds_names_the_alarm_and_its_corrections() -> None:
+    """Issue 33, item 2: the refusal says which alarm to settle and how."""
+    table = pressed_burns()
+    table.do("by=button open", "by=button announce_burn", "AS",
+             "by=button announce_burn", "4D", *STAND)
+    alarm = of(table.log, "alarm")[-1]
+    text = table.refused("by=button open", alarm="signal_refused")
+    assert f"settle alarm #{alarm.id} extra_burn first (declare or void)" in text
+    assert text == table.refused("by=pit/ana open")  # a person's open: the same answer

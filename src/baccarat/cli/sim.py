@@ -23,7 +23,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Final, TextIO, cast
+from typing import Final, TextIO
 
 from pydantic import ValidationError
 
@@ -156,7 +156,7 @@ def parse_mistakes(words: Sequence[str]) -> tuple[dict[int, Mistake], list[Mista
         if kind not in MISTAKES:
             known = ", ".join(MISTAKES)
             raise ValueError(f"--mistake {word}: no mistake {kind!r} (one of {known})")
-        mistake = cast(Mistake, kind)
+        mistake: Mistake = kind  # narrowed by the membership test
         if not round_text:
             kinds.append(mistake)
         elif round_text.isdigit() and int(round_text) >= 1:

@@ -143,9 +143,9 @@ def edge_toml(tmp_path: Path, edge: str, profile: str = "macau") -> Path:
     return path
 
 
-def test_the_edge_watches_tie_and_pairs_at_zero_unless_told(tmp_path: Path) -> None:
+def test_the_edge_watches_tie_and_pairs_at_two_percent_unless_told(tmp_path: Path) -> None:
     assert load_config(edge_toml(tmp_path, "")).edge.thresholds() == {
-        "tie": 0.0, "player_pair": 0.0, "banker_pair": 0.0,
+        "tie": 0.02, "player_pair": 0.02, "banker_pair": 0.02,
     }
     config = load_config(edge_toml(tmp_path, "advantage = 0.05\ntie = 0.02\nbanker = 0.001"))
     assert config.edge.thresholds() == {

@@ -32,8 +32,12 @@ from support.mosquitto import Mosquitto
 
 RULES = {"decks": 6, "open_mode": "implicit"}
 PROFILE = load_profile("macau", **RULES)
-TIE_ONLY = {"BACCARAT_EDGE__PLAYER_PAIR": "10", "BACCARAT_EDGE__BANKER_PAIR": "10"}
-"""The pairs' thresholds out of reach: this shoe watches the tie (at 0, the default)."""
+TIE_ONLY = {"BACCARAT_EDGE__PLAYER_PAIR": "10", "BACCARAT_EDGE__BANKER_PAIR": "10",
+            "BACCARAT_EDGE__ADVANTAGE": "0", "BACCARAT_EDGE__CLEAR_MARGIN": "0",
+            "BACCARAT_EDGE__CLEAR_AFTER_CARDS": "0"}
+"""The pairs' thresholds out of reach: this shoe watches the tie at 0, with no hysteresis
+(each crossing of the exact figure is a notice: tests/controller/test_edge_hysteresis.py
+has the hysteresis)."""
 SEED = 3
 """A stacking whose tie edge crosses 0 once up (card 171, round 35) and once down (255, 50)."""
 WITHIN = 30.0

@@ -80,7 +80,7 @@ async def test_every_published_result_is_a_round_the_dealer_dealt(
     ) as shoe:
         daemon = Daemon(tmp_path, mosquitto, device=shoe_path, profile=profile,
                         rules={"decks": DECKS}, open_mode=None)
-        async with a_slow_pit(daemon, mosquitto, PIT_DELAY) as (board, _):
+        async with a_slow_pit(daemon, mosquitto, PIT_DELAY, played) as (board, _):
             await dealt(deal(shoe, dealer, played), PIT_DELAY)
     assert "rounds open on the dealer's 'open' (open_mode explicit)" in daemon.log()
     bodies = list(board.by_seq().values())

@@ -33,10 +33,11 @@ CONTROLLER_ID = "baccarat-T07"  # the daemon's client id for T07: "baccarat-" + 
 BOARD, OTHER_BOARD, PIT_SCREEN = "board-T07", "board-T08", "board-pit"
 PIT, OTHER_PIT = "pit-ana", "pit-ben"
 PIT_BOARDS = ("board-pit-1", "board-pit-2", "board-pit-3")  # baccarat pit --board-accounts 3
+SURVEILLANCE = "surveillance-eve"
 USERS = {
     name: f"{name}-secret"
     for name in (CONTROLLER, OTHER_CONTROLLER, BOARD, OTHER_BOARD, PIT_SCREEN, *PIT_BOARDS, PIT,
-                 OTHER_PIT)
+                 OTHER_PIT, SURVEILLANCE)
 }
 LISTENERS: tuple[dict[str, bool], ...] = ({}, {"tls": True}, {"websockets": True})
 MAX_PACKET = BROKER_MAX_PACKET  # max_packet_size in the example's mosquitto.conf
@@ -172,20 +173,34 @@ async def test_the_controller_publishes_and_its_readers_read(floor: Mosquitto) -
         assert await first_payload(other_board) == b"T08"
 
 
-async def test_boards_never_read_the_live_edge(floor: Mosquitto) -> None:
+async def test_only_surveillance_reads_the_live_edge(floor: Mosquitto) -> None:
+    """Issue 33: boards, the pit's screen and the operators never get it; surveillance does."""
     async with (
         login(floor, CONTROLLER) as controller,
         login(floor, BOARD) as board,
         login(floor, PIT_SCREEN) as screen,
         login(floor, PIT) as pit,
+        login(floor, SURVEILLANCE) as surveillance,
     ):
-        for reader in (board, screen, pit):
+        for reader in (board, screen, pit, surveillance):
             await reader.subscribe("baccarat/#", qos=1)
         await controller.publish("baccarat/T07/edge", b"tie favours the bettor", qos=1)
-        assert await first_payload(pit) == b"tie favours the bettor"
+        assert await first_payload(surveillance) == b"tie favours the bettor"
         await controller.publish("baccarat/T07/card", b"a card", qos=1)
-        assert await first_payload(board) == b"a card"  # the edge never came before it
-        assert await first_payload(screen) == b"a card"
+        for reader in (board, screen, pit):  # the edge never came before it
+            assert await first_payload(reader) == b"a card"
+        assert await first_payload(surveillance) == b"a card"
+
+
+async def test_the_broker_logs_who_subscribed_to_the_edge_and_when(floor: Mosquitto) -> None:
+    async with login(floor, SURVEILLANCE, identifier=SURVEILLANCE) as surveillance:
+        await surveillance.subscribe("baccarat/T07/edge", qos=1)
+        await asyncio.sleep(0.5)
+    log = floor.log()
+    stamp = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d"
+    who = rf"as {SURVEILLANCE} .*u'{SURVEILLANCE}'"
+    assert re.search(rf"{stamp}: New client connected from \S+ {who}", log), log
+    assert re.search(rf"{stamp}: {SURVEILLANCE} 1 baccarat/T07/edge", log), log
 
 
 async def test_only_the_pit_sends_commands(floor: Mosquitto) -> None:

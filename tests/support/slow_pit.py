@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
+from baccarat.sim_hardware.dealer import Step
 from support.daemon import Daemon, Recorder
 from support.mosquitto import Mosquitto
-from support.table_truth import Body, correction
+from support.table_truth import Body, correction, not_burned
 
 
 class SlowPit:
@@ -20,8 +21,12 @@ class SlowPit:
     is not complete yet), ten times at most.
     """
 
-    def __init__(self, board: Recorder, client: Any, delay: float) -> None:
+    def __init__(
+        self, board: Recorder, client: Any, delay: float, played: Sequence[Step] = ()
+    ) -> None:
         self.board, self.client, self.delay = board, client, delay
+        self.played = played
+        """What the dealer did so far (his burned cards are what the pit sees on the table)."""
         self.seen: set[int] = set()
         self.commands = 0
 
@@ -47,7 +52,8 @@ class SlowPit:
             if alarm is None:
                 return
             rounds = {b["round"]: b for b in self.board.bodies("round")}
-            commands = correction(alarm, rounds)  # none yet: look again
+            cards = self.board.bodies("card")
+            commands = correction(alarm, rounds, not_burned(self.played, cards))  # none: again
             for name, body in commands:
                 self.commands += 1
                 await self.client.publish(f"baccarat/T1/cmd/{name}/pit-ana", body, qos=1)
@@ -55,7 +61,7 @@ class SlowPit:
 
 @asynccontextmanager
 async def a_slow_pit(
-    daemon: Daemon, broker: Mosquitto, delay: float
+    daemon: Daemon, broker: Mosquitto, delay: float, played: Sequence[Step] = ()
 ) -> AsyncIterator[tuple[Recorder, SlowPit]]:
     """Start ``daemon`` with a board and a :class:`SlowPit` settling its alarms; yield both.
 
@@ -64,7 +70,7 @@ async def a_slow_pit(
     try:
         async with Recorder(broker) as board, broker.client() as client:
             await asyncio.to_thread(daemon.start)
-            pit = SlowPit(board, client, delay)
+            pit = SlowPit(board, client, delay, played)
             task = asyncio.create_task(pit.run())
             try:
                 yield board, pit

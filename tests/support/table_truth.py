@@ -8,7 +8,8 @@ Bodies are the published JSON objects (dicts), as a board receives them.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections import Counter
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from baccarat.drivers.events import CardDrawn
@@ -33,7 +34,22 @@ def dealt_rounds(steps: Iterable[Step]) -> dict[int, tuple[list[str], list[str]]
     }
 
 
-def correction(alarm: Body, rounds: dict[int, Body]) -> list[tuple[str, bytes]]:
+def not_burned(steps: Iterable[Step], bodies: Iterable[Body]) -> set[str]:
+    """Cards the controller burned more copies of than the dealer did: one is a hand's card.
+
+    What a pit who looks at the discard sees (the dealer's burns and the extra cards the pit
+    sent there, against the controller's ``burn`` card bodies).
+    """
+    table = Counter(s.event.card.code for s in steps
+                    if s.role in ("burn", "extra") and isinstance(s.event, CardDrawn))
+    shown = Counter(b["card"] for b in bodies
+                    if b.get("type") == "card" and b["position"] == "burn" and b.get("card"))
+    return {code for code, count in shown.items() if count > table[code]}
+
+
+def correction(
+    alarm: Body, rounds: dict[int, Body], not_burned: Collection[str] = ()
+) -> list[tuple[str, bytes]]:
     """The commands a pit boss who has looked at the table sends for ``alarm``.
 
     Cards held aside are burned, one command each, by the alarm's id (an extra card, a
@@ -43,7 +59,11 @@ def correction(alarm: Body, rounds: dict[int, Body]) -> list[tuple[str, bytes]]:
     declared result is declared again as the cards show it (the round's latest ``round``
     body), and so is a round dealt without its burn (``burn_skipped``: its cards are the
     hands he dealt), once it is complete: nothing yet (look again) before.
-    ``burn_incomplete`` is the dealer's to settle: he burns on.
+    ``burn_incomplete`` is the dealer's to settle: he burns on. An ``extra_burn`` (a burn
+    press no burn was due for): the pit looks at the discard (``burned``, the cards the
+    dealer burned): the card is there, so the round is declared as its cards show once it
+    is complete, like ``burn_skipped``; it is not (``not_burned``: a press with no card),
+    so the hands are one card off and the round is voided.
     """
     kind = alarm["kind"]
     held = int(alarm.get("count") or 1)
@@ -53,10 +73,13 @@ def correction(alarm: Body, rounds: dict[int, Body]) -> list[tuple[str, bytes]]:
         return [("accept_as_burn", json.dumps({"alarm": alarm["id"]}).encode())] * held
     if kind == "missing_card":
         return [("void", json.dumps({"reason": "a card was missing"}).encode())]
+    if kind == "extra_burn" and alarm.get("card") in not_burned:
+        return [("void", json.dumps({"reason": "a burn press with no burn card"}).encode())]
     shown_round = rounds.get(alarm.get("round"), {})
-    if kind == "burn_skipped" and (shown_round.get("next") or not shown_round.get("cards")):
+    due = shown_round.get("next") or not shown_round.get("cards")
+    if kind in ("burn_skipped", "extra_burn") and due:
         return []  # a card is still due: the dealer deals the round to its end first
-    if kind in ("result_mismatch", "burn_skipped") and alarm.get("round") in rounds:
+    if kind in ("result_mismatch", "burn_skipped", "extra_burn") and alarm.get("round") in rounds:
         shown = rounds[alarm["round"]]
         player, banker = shown.get("player_total"), shown.get("banker_total")
         if player is None or banker is None:

@@ -21,6 +21,7 @@ import asyncio
 import importlib
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Final, TextIO
 
@@ -29,7 +30,7 @@ from pydantic import ValidationError
 from baccarat.drivers.codec import codec_names
 from baccarat.drivers.events import CardDrawn, CutCard, DealerButton, DeviceEvent
 from baccarat.rules.profiles import Profile, ProfileError, load_profile
-from baccarat.sim_hardware.dealer import Dealer, Step
+from baccarat.sim_hardware.dealer import MISTAKES, Dealer, Mistake, Step
 from baccarat.sim_hardware.faults import FaultPlan
 from baccarat.sim_hardware.virtual_shoe import VirtualShoe
 
@@ -74,6 +75,10 @@ def add_device_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pace", type=float, default=1.0, help="seconds between cards")
     parser.add_argument("--baud", type=int, default=9600, help="line speed, 8N1")
     parser.add_argument("--misdeal-rate", type=float, default=0.0, help="mistakes per round")
+    parser.add_argument("--mistake", action="append", default=[], metavar="[ROUND:]KIND",
+                        help="ROUND:KIND: make that mistake in that round of every shoe; KIND "
+                        "alone: --misdeal-rate chooses among the KINDs given only (repeat; "
+                        f"kinds: {', '.join(MISTAKES)})")
     parser.add_argument("--burn", help='"first_card" (the default) or a card count; '
                         "not with --profile")
     parser.add_argument("--dealer-ignores-alarms", action="store_true",
@@ -107,6 +112,7 @@ async def serve(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     """The ``sim shoe`` loop: one dealer per shoe, on one virtual shoe."""
     try:
         profile = dealing_profile(args)
+        parse_mistakes(args.mistake)
     except ValueError as exc:
         print(f"baccarat sim shoe: {exc}", file=sys.stderr)
         return 2
@@ -141,13 +147,34 @@ async def serve(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     return 0
 
 
+def parse_mistakes(words: Sequence[str]) -> tuple[dict[int, Mistake], list[Mistake]]:
+    """``--mistake`` words: (round -> mistake, kinds for the rate); ``ValueError`` if bad."""
+    at: dict[int, Mistake] = {}
+    kinds: list[Mistake] = []
+    for word in words:
+        round_text, _, kind = word.rpartition(":")
+        if kind not in MISTAKES:
+            known = ", ".join(MISTAKES)
+            raise ValueError(f"--mistake {word}: no mistake {kind!r} (one of {known})")
+        mistake: Mistake = kind  # narrowed by the membership test
+        if not round_text:
+            kinds.append(mistake)
+        elif round_text.isdigit() and int(round_text) >= 1:
+            at[int(round_text)] = mistake
+        else:
+            raise ValueError(f"--mistake {word}: the round must be a number from 1")
+    return at, kinds
+
+
 def make_dealer(args: argparse.Namespace, shoe_no: int, profile: Profile | None = None) -> Dealer:
     """The dealer of shoe number ``shoe_no`` (1, 2, ...), of ``profile`` if given."""
     seed = args.seed + shoe_no - 1
     buttons = args.protocol != "line"
+    at, kinds = parse_mistakes(getattr(args, "mistake", []))
     if profile is not None:
         return Dealer.for_profile(
-            profile, seed=seed, mistake_rate=args.misdeal_rate, buttons=buttons
+            profile, seed=seed, mistake_rate=args.misdeal_rate, buttons=buttons,
+            mistakes_at=at, mistake_kinds=kinds,
         )
     burn = str(args.burn or "first_card")
     return Dealer(
@@ -156,6 +183,8 @@ def make_dealer(args: argparse.Namespace, shoe_no: int, profile: Profile | None 
         burn=int(burn) if burn.isdigit() else "first_card",
         buttons=buttons,
         mistake_rate=args.misdeal_rate,
+        mistakes_at=at,
+        mistake_kinds=kinds,
     )
 
 

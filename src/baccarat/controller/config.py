@@ -190,15 +190,27 @@ class EdgeConfig(_Section):
     """The live edge (``controller/edge_watch.py``) and its ``advantage`` thresholds.
 
     A threshold is a player edge per unit staked (0.02: the bettor wins 2 % of his stake on
-    average): at or above it the bet raises ``advantage``, below it the notice goes back.
+    average): at or above it the bet raises ``advantage``; the notice goes back once the
+    edge is below it by ``clear_margin`` and ``clear_after_cards`` cards have come out since
+    (hysteresis: an edge hovering at the threshold raises one notice, not one per card).
     ``advantage`` is the one figure of the tie and both pairs, each overridable; banker and
-    player are watched only when given a figure of their own (they barely move).
+    player are watched only when given a figure of their own (they barely move). The
+    default, +2 %, is an edge a counter would bet on (a positive edge worth the staff's
+    attention), not the first flicker above zero (docs/surveillance.md).
     """
 
     enabled: bool = Field(default=True, description="Compute and publish the edge.")
     advantage: float = Field(
-        default=0.0, allow_inf_nan=False,
+        default=0.02, allow_inf_nan=False,
         description="The player edge at or above which the tie and pair bets raise advantage.",
+    )
+    clear_margin: float = Field(
+        default=0.01, ge=0, le=1, allow_inf_nan=False,
+        description="How far below its threshold a bet's edge must fall for its notice to go.",
+    )
+    clear_after_cards: int = Field(
+        default=6, ge=0, le=416,
+        description="Cards out since a notice was raised before it may go back.",
     )
     banker: float | None = Field(default=None, allow_inf_nan=False)
     player: float | None = Field(default=None, allow_inf_nan=False)

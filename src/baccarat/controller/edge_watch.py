@@ -70,6 +70,9 @@ class CardsOut:
     """Cards of each rank left, ace .. king, as far as known (:meth:`Engine.left_by_rank`)."""
     cards_left: int
     """Cards left as the engine counts them, unreadable ones out too."""
+    more_rounds: bool = True
+    """Whether a further round may still be dealt: not once the cut card's last round has
+    begun, nor with fewer cards left than a round and its burn take."""
     ts: float | None = field(default=None, compare=False)
     """The time of the input after which it was noted."""
 
@@ -84,7 +87,15 @@ def cards_out(engine: Engine, ts: float | None) -> CardsOut | None:
     shoe, left = engine.shoe, engine.left_by_rank()
     if shoe is None or left is None or shoe.phase == "closed":
         return None
-    return CardsOut(shoe.number, shoe.round_no, shoe.decks, left, shoe.cards_left, ts)
+    last = shoe.last_round_no
+    more = (last is None or shoe.round_no < last) and (
+        shoe.cards_left >= ROUND_MAX_CARDS + engine.profile.burn_per_round
+    )
+    return CardsOut(shoe.number, shoe.round_no, shoe.decks, left, shoe.cards_left, more, ts)
+
+
+ROUND_MAX_CARDS: Final = 6
+"""A round takes six cards at most: with fewer left (and its burn), none may be dealt."""
 
 
 SETTLE: Final = 0.02
@@ -101,6 +112,13 @@ class EdgeWatch:
     ``standing`` says which bets' ``advantage`` notices stand now (the engine's);
     ``publish`` takes each edge body; ``cross`` each crossing to journal and apply.
     ``thresholds``: the player edge at or above which each watched bet has the advantage.
+
+    With hysteresis: a notice is raised when the bet's player edge reaches its threshold,
+    and goes back only once the edge is below the threshold by ``margin`` and at least
+    ``min_cards`` cards have come out since it was raised, so that an edge hovering at the
+    threshold raises one notice, not one per card. No notice is raised once no further
+    round may be dealt (:attr:`CardsOut.more_rounds`), and one standing then goes back:
+    an edge on a round nobody can bet on is no one's concern.
     """
 
     def __init__(
@@ -111,9 +129,15 @@ class EdgeWatch:
         standing: Callable[[], frozenset[Bet]],
         publish: Callable[[EdgeMessage], None],
         cross: Callable[[Advantage], None],
+        margin: float = 0.0,
+        min_cards: int = 0,
     ) -> None:
         self.profile = profile
         self.thresholds = dict(thresholds)
+        self.margin = _exact(margin)
+        self.min_cards = min_cards
+        self._raised_at: dict[Bet, tuple[int, int]] = {}
+        """Each notice this watch raised: the shoe and its cards out when it did."""
         self._standing, self._publish, self._cross = standing, publish, cross
         self._latest: CardsOut | None = None
         self._waiting: CardsOut | None = None
@@ -178,13 +202,35 @@ class EdgeWatch:
         self._publish(edge_message(task, odds, over, self.profile.side_bets))
         standing = self._standing()
         for bet, threshold in self.thresholds.items():
-            if (bet in over) != (bet in standing):
+            if bet in standing:
+                on = self._stands(bet, task, player_edge[bet] - _exact(threshold))
+            else:
+                on = bet in over and task.more_rounds
+            if on != (bet in standing):
+                if on:
+                    self._raised_at[bet] = (task.shoe, task.cards_out)
+                else:
+                    self._raised_at.pop(bet, None)
                 self._cross(Advantage(
-                    bet=bet, on=bet in over,
+                    bet=bet, on=on,
                     player_edge=round(float(player_edge[bet]), EDGE_DIGITS),
                     threshold=threshold, shoe=task.shoe, round=task.round,
                     cards_out=task.cards_out, ts=task.ts,
                 ))
+
+    def _stands(self, bet: Bet, task: CardsOut, above: Fraction) -> bool:
+        """Whether a standing notice stays: the hysteresis (its edge is ``above`` the mark).
+
+        It goes back once no further round may be dealt; else only below the threshold by
+        the margin, and after ``min_cards`` cards since it was raised (a notice this watch
+        did not raise, e.g. one recovered at start, or of another shoe, has waited enough).
+        """
+        if not task.more_rounds:
+            return False
+        if above > -self.margin:
+            return True
+        shoe, cards = self._raised_at.get(bet, (task.shoe, task.cards_out - self.min_cards))
+        return shoe == task.shoe and task.cards_out - cards < self.min_cards
 
 
 def edge_message(
@@ -236,4 +282,5 @@ def watch_edge(table: WatchedTable) -> EdgeWatch | None:
         table.profile, config.edge.thresholds(),
         standing=lambda: table.engine.advantages(),  # noqa: PLW0108 - recovery replaces it
         publish=publish, cross=cross,
+        margin=config.edge.clear_margin, min_cards=config.edge.clear_after_cards,
     )

@@ -32,6 +32,7 @@ AlarmKind = Literal[
     "result_mismatch",
     "burn_incomplete",
     "burn_skipped",
+    "extra_burn",
     "shoe_closed",
     "demo_limit",
     "shoe_refused",
@@ -128,6 +129,10 @@ KINDS: Final[dict[AlarmKind, Kind]] = {
     "burn_skipped": Kind(
         "8, 10", "misdeal", "pit",
         ("Round dealt without its burn", "未燒牌即發牌", "未烧牌即发牌"), dealer="ends_round",
+    ),
+    "extra_burn": Kind(
+        "8, 10", "misdeal", "pit",
+        ("Burn pressed when none was due", "非燒牌時按燒牌", "非烧牌时按烧牌"), dealer="ends_round",
     ),
     "shoe_closed": Kind(
         "3.1", "notice", "nobody",

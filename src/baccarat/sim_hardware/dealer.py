@@ -8,6 +8,10 @@ the dealer buttons, and makes a chosen mistake at a given rate or at scripted ro
 * ``missing_card``: the round's last card is never dealt (it stays in the shoe);
 * ``skipped_burn``: the round's burn (or, without round burns, the shoe's burn before
   round 1) is skipped;
+* ``double_burn``: after the round's burn (its press and card), the dealer presses ``burn``
+  again and burns a second card (a deviation from the procedure, with its evidence);
+* ``burn_press_no_card``: after the round's burn the dealer presses ``burn`` again but burns
+  no card: the press says a burn card that never comes;
 * ``wrong_declare``: the declare button names a winner other than the real one;
 * ``foreign_card``: a card that is not from this shoe comes out in place of one (a card
   of which every copy has already been dealt, if there is one, else a random card).
@@ -44,14 +48,21 @@ from baccarat.drivers.events import (
 from baccarat.rules.profiles import Profile
 from baccarat.rules.tableau import next_position, total, winner
 
-Mistake = Literal["extra_card", "missing_card", "skipped_burn", "wrong_declare", "foreign_card"]
+Mistake = Literal[
+    "extra_card", "missing_card", "skipped_burn", "double_burn", "burn_press_no_card",
+    "wrong_declare", "foreign_card",
+]
 MISTAKES: Final[tuple[Mistake, ...]] = (
     "extra_card",
     "missing_card",
     "skipped_burn",
+    "double_burn",
+    "burn_press_no_card",
     "wrong_declare",
     "foreign_card",
 )
+BURN_PRESS_MISTAKES: Final = frozenset({"double_burn", "burn_press_no_card"})
+"""Mistakes of the round's burn that need the burn button and a round burn to be made."""
 BurnMethod = int | Literal["first_card"]
 ROUND_MAX_CARDS: Final = 6
 """A round needs at most six cards; the dealer stops when fewer remain."""
@@ -108,7 +119,8 @@ class Dealer:
     out; ``one_more_if_tie``: one round more if that round was a tie (house6);
     ``buttons``: whether the shoe has dealer buttons;
     ``mistake_rate``: probability of a mistake per round (chosen among those that apply);
-    ``mistakes_at``: round number -> mistake, on top of the rate.
+    ``mistakes_at``: round number -> mistake, on top of the rate; ``mistake_kinds``: the
+    mistakes the rate chooses among (default: all that apply).
     """
 
     def __init__(
@@ -126,6 +138,7 @@ class Dealer:
         buttons: bool = True,
         mistake_rate: float = 0.0,
         mistakes_at: Mapping[int, Mistake] | None = None,
+        mistake_kinds: Collection[Mistake] | None = None,
     ) -> None:
         self.decks = decks
         self.seed = seed
@@ -140,6 +153,7 @@ class Dealer:
         self.buttons = buttons
         self.mistake_rate = mistake_rate
         self.mistakes_at = dict(mistakes_at or {})
+        self.mistake_kinds = tuple(mistake_kinds) if mistake_kinds else MISTAKES
         self._rng = random.Random(seed ^ 0x5EED)
         self._next = 0
         self._cut_seen = False
@@ -157,6 +171,7 @@ class Dealer:
         mistake_rate: float = 0.0,
         buttons: bool = True,
         mistakes_at: Mapping[int, Mistake] | None = None,
+        mistake_kinds: Collection[Mistake] | None = None,
     ) -> Dealer:
         """A dealer dealing the shoe of ``profile``: its decks, burns, cut card and end.
 
@@ -181,6 +196,7 @@ class Dealer:
             buttons=buttons,
             mistake_rate=mistake_rate,
             mistakes_at=mistakes_at,
+            mistake_kinds=mistake_kinds,
         )
 
     @property
@@ -239,6 +255,10 @@ class Dealer:
                 yield self._button("burn", round_no)
             for _ in range(self.round_burn):
                 yield from self._draw(round_no, "burn")
+            if mistake in BURN_PRESS_MISTAKES and self.buttons:
+                yield Step(DealerButton("burn"), round_no, "button", mistake)
+                if mistake == "double_burn" and self.remaining > ROUND_MAX_CARDS:
+                    yield from self._draw(round_no, "burn", None, mistake)
         plan = self._plan_round(mistake)
         player: list[int] = []
         banker: list[int] = []
@@ -338,17 +358,20 @@ class Dealer:
     def _mistake_for(self, round_no: int) -> Mistake | None:
         mistake = self.mistakes_at.get(round_no)
         if mistake is None and self.mistake_rate and self._rng.random() < self.mistake_rate:
-            mistake = self._rng.choice(self._applicable_mistakes(round_no))
+            applicable = self._applicable_mistakes(round_no)
+            mistake = self._rng.choice(applicable) if applicable else None
         if mistake is not None:
             self.mistakes_made.append((round_no, mistake))
         return mistake
 
     def _applicable_mistakes(self, round_no: int) -> list[Mistake]:
-        mistakes = list(MISTAKES)
+        left = set(self.mistake_kinds)
         if not self.buttons:
-            mistakes.remove("wrong_declare")
+            left.discard("wrong_declare")
         if not self.round_burn and round_no != 1:
-            mistakes.remove("skipped_burn")
+            left.discard("skipped_burn")
+        if not (self.round_burn and self.buttons):
+            left -= BURN_PRESS_MISTAKES
         if self.remaining <= ROUND_MAX_CARDS + self.round_burn:
-            mistakes.remove("extra_card")  # no card left for it after a six-card round
-        return mistakes
+            left -= {"extra_card", "double_burn"}  # no card left for it after a six-card round
+        return [m for m in MISTAKES if m in left]

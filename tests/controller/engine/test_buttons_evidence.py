@@ -339,14 +339,13 @@ def test_a_pit_who_sees_another_table_voids_a_round_dealt_without_the_burn_butto
     assert results(table) == [(2, "player", ["9D", "QH"], ["2C", "5S"])]
 
 
-def test_the_burn_button_twice_or_late_is_a_notice() -> None:
+def test_the_burn_button_twice_or_late_is_evidence_not_a_notice() -> None:
+    """Issue 33: each press says the next card is a burn card (test_burn_presses.py)."""
     table = pressed_burns()
-    table.do("by=button open", "by=button announce_burn")
-    assert "announced already" in table.refused("by=button announce_burn", alarm="signal_refused")
-    table.do("AS", "7S")
-    assert "first cards already" in table.refused(
-        "by=button announce_burn", alarm="signal_refused"
-    )
+    table.do("by=button open", "by=button announce_burn", "by=button announce_burn")
+    out = table.do("AS", "4D", "7S", "by=button announce_burn", "3H")
+    assert [c.position for c in of(out, "card")] == ["burn", "burn", "P1", "burn"]
+    assert [a.kind for a in of(out, "alarm")] == ["extra_burn", "extra_burn"]
 
 
 def test_the_burn_button_is_ignored_where_the_profile_does_not_require_it() -> None:
@@ -370,10 +369,15 @@ def test_a_framed_shoe_requires_the_burn_button_a_line_shoe_cannot_send_it() -> 
 
 
 def test_a_burn_press_before_open_announces_nothing_for_the_round_it_opens() -> None:
-    """Found by the property test: a press between rounds let a later skipped burn shift."""
+    """Found by the property test: a press between rounds let a later skipped burn shift.
+
+    Since issue 33 the press is evidence that the next card is a burn card: the round's
+    first card is burned, and the round waits for a person on both alarms.
+    """
     table = pressed_burns()
     table.do("by=button open", "by=button announce_burn", "AS", *STAND)  # round 1
-    assert "no round is open" in table.refused("by=button announce_burn", alarm="signal_refused")
+    table.do("by=button announce_burn")
     out = table.do("by=button open", *NEXT)  # round 2 dealt without its burn
-    assert [a.kind for a in of(out, "alarm")] == ["burn_skipped"]
-    assert of(out, "card")[0].position == "P1"
+    assert [a.kind for a in of(out, "alarm")] == ["burn_skipped", "extra_burn"]
+    assert of(out, "card")[0].position == "burn"
+    assert results(table) == [(1, "player", ["7S", "KS"], ["6H", "KH"])]  # nothing shifted

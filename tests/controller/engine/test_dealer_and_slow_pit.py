@@ -33,7 +33,7 @@ from baccarat.controller.engine.inputs import Input
 from baccarat.drivers.events import DealerButton, DeviceEvent
 from baccarat.sim_hardware.dealer import Dealer, Step
 from baccarat.sim_hardware.virtual_shoe import VirtualShoe
-from support.table_truth import Body, check, correction
+from support.table_truth import Body, check, correction, not_burned
 
 DECKS = 2
 OPEN = DealerButton("open")
@@ -118,7 +118,7 @@ class Run:
             alarm = self.open.get(item[1])
             if alarm is None:
                 continue  # settled meanwhile
-            commands = correction(alarm, self.rounds)
+            commands = correction(alarm, self.rounds, not_burned(self.steps, self.bodies))
             for name, body in commands:
                 inp, _ = parse_command(name, body, float(self.tick), test_decks=True)
                 self.feed(dataclasses.replace(inp, origin="pit/ana"))

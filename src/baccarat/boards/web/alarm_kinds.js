@@ -13,6 +13,7 @@ export const ALARM_KINDS = {
   result_mismatch: ["Result mismatch", "結果不符", "结果不符"],
   burn_incomplete: ["Burn incomplete", "燒牌未完成", "烧牌未完成"],
   burn_skipped: ["Round dealt without its burn", "未燒牌即發牌", "未烧牌即发牌"],
+  extra_burn: ["Burn pressed when none was due", "非燒牌時按燒牌", "非烧牌时按烧牌"],
   shoe_closed: ["Card after the shoe ended", "牌靴完結後出牌", "牌靴完结后出牌"],
   demo_limit: ["Demo limit reached", "示範局數已滿", "示范局数已满"],
   shoe_refused: ["New shoe refused", "新牌靴被拒", "新牌靴被拒"],

@@ -45,6 +45,7 @@ CARD_BEFORE_OPEN: Final = "card_before_open"
 OPEN_IN_ROUND: Final = "open_in_round"
 BURN_INCOMPLETE: Final = "burn_incomplete"
 BURN_SKIPPED: Final = "burn_skipped"
+EXTRA_BURN: Final = "extra_burn"
 """The kinds that more than one room of the engine raises or looks for (a room that alone
 deals with a kind writes it where it raises it)."""
 
@@ -189,6 +190,20 @@ def burn_skipped(round_no: int, burns: int) -> str:
         f"round {round_no} was dealt without the dealer's burn button: {what} taken as "
         "skipped and the cards as its hands'; check the table, then declare the winner "
         "the cards show, or void"
+    )
+
+
+def extra_burn(round_no: int, card: str | None, where: str) -> str:
+    """A card burned on a burn press the procedure did not call for (``burn_press`` required).
+
+    The press is evidence: the next card is a burn card. The pit confirms the deviation.
+    """
+    what = f"the card {card}" if card else "the next card (unreadable)"
+    return (
+        f"the dealer pressed burn {where} in round {round_no}, where the procedure burns no "
+        f"card: {what} was taken as a burn card, not dealt; check the table: if it was "
+        "burned, declare the winner the cards show; if no card was burned (a press with no "
+        "card), void the round"
     )
 
 

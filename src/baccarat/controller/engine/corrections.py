@@ -62,7 +62,7 @@ class CorrectionsRoom(EngineCore):
         if inp.winner == rnd.winner:
             settled = mismatches
             if inp.origin != "button":
-                checked = (alarms.MISSING_CARD, alarms.BURN_SKIPPED)
+                checked = (alarms.MISSING_CARD, alarms.BURN_SKIPPED, alarms.EXTRA_BURN)
                 settled += [a for a in rnd.alarms if a.kind in checked]
             for alarm in settled:
                 self._clear(alarm, "declare", rnd)

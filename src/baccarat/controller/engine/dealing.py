@@ -14,7 +14,7 @@ from baccarat.controller.engine.inputs import (
     AnnounceBurn,
     DrawCard,
 )
-from baccarat.controller.engine.state import Round, Shoe, WithheldCard
+from baccarat.controller.engine.state import EXTRA_BURNS_AT_MOST, Round, Shoe, WithheldCard
 
 
 class DealingRoom(EngineCore):
@@ -91,9 +91,12 @@ class DealingRoom(EngineCore):
             rnd.burn_due -= 1
             self._burn_card(shoe, card, rnd)
             self._clear_missing(rnd)
+        elif shoe.extra_burns and rnd.due is not None:
+            self._extra_burn(shoe, rnd, card)
         elif card is None:
             self._hold_unreadable(shoe, rnd)
         elif rnd.due is None:
+            self._take_extra_press(shoe)  # the card is held aside as extra_card anyway
             self._raise(
                 "extra_card",
                 alarms.extra_card(card.code, rnd.number),
@@ -104,6 +107,28 @@ class DealingRoom(EngineCore):
             )
         else:
             self._deal(shoe, rnd, card)
+
+    def _extra_burn(self, shoe: Shoe, rnd: Round, card: Card | None) -> None:
+        """A card after a burn press the procedure did not call for: a burn card (Art. 8).
+
+        The press is evidence and is never dropped: the card goes to the discard, not to a
+        hand, and the round waits for a person (``declare`` if a card was burned, ``void``
+        if the press had no card after it and the hands are one card off).
+        """
+        where = self._take_extra_press(shoe)
+        self._burn_card(shoe, card, rnd)
+        self._raise(
+            alarms.EXTRA_BURN,
+            alarms.extra_burn(rnd.number, card.code if card else None, where),
+            ["declare", "void"],
+            card=card,
+            owner=rnd,
+        )
+
+    @staticmethod
+    def _take_extra_press(shoe: Shoe) -> str:
+        """Use up the oldest burn press that was not due; return where it was pressed."""
+        return shoe.extra_burns.pop(0) if shoe.extra_burns else ""
 
     def _burn_announced(self, shoe: Shoe, rnd: Round) -> bool:
         """Whether the round's burn card may be taken as one (``burn_press``).
@@ -119,10 +144,15 @@ class DealingRoom(EngineCore):
     @handles(
         AnnounceBurn,
         "announce_burn",
-        "The dealer's burn button: the round's burn card comes next (`burn_press`).",
+        "The dealer's burn button: the next card is a burn card (`burn_press`).",
     )
     def _on_announce_burn(self, inp: AnnounceBurn) -> None:
-        """The dealer's burn button: the round's burn card comes next (`burn_press`)."""
+        """The dealer's burn button: the next card is a burn card (`burn_press`).
+
+        Where the round's burn is due and not announced yet, the press announces it. Any
+        other press (a second burn, a burn between hands or in the middle of a round) is
+        evidence too: the next card is taken as a burn card, with an ``extra_burn`` alarm.
+        """
         if self.profile.burn_press != "required":
             return  # the button changes nothing on this table
         shoe = self._require_shoe()
@@ -131,13 +161,24 @@ class DealingRoom(EngineCore):
         if not self.profile.burn_per_round:
             raise RefusedError(f"profile {self.profile.name} burns no card at a round's start")
         rnd = self._open_round()
-        if rnd is None and self.profile.open_mode == "explicit":
-            raise RefusedError("no round is open: the round's burn is announced after 'open'")
-        if rnd is not None and rnd.burn_due < self.profile.burn_per_round:
-            raise RefusedError(f"round {rnd.number} has taken its first cards already")
-        if shoe.burn_pressed:
-            raise RefusedError("the round's burn was announced already")
-        shoe.burn_pressed = True
+        explicit = self.profile.open_mode == "explicit"
+        due = rnd.burn_due >= self.profile.burn_per_round if rnd is not None else not explicit
+        if due and not shoe.burn_pressed:
+            shoe.burn_pressed = True
+            return
+        if len(shoe.extra_burns) >= EXTRA_BURNS_AT_MOST:
+            raise RefusedError(
+                f"{len(shoe.extra_burns)} burn presses already wait for their burn cards"
+            )
+        if rnd is None:
+            where = "between hands"
+        elif due:
+            where = "a second time before the round's burn card"
+        elif rnd.player or rnd.banker:
+            where = "in the middle of the hand"
+        else:
+            where = "again after the round's burn card"
+        shoe.extra_burns.append(where)
 
     def _burn_card(
         self, shoe: Shoe, card: Card | None, rnd: Round | None, *, face_up: bool = False
@@ -194,7 +235,12 @@ class DealingRoom(EngineCore):
         )
 
     def _hold_before_open(self, shoe: Shoe, card: Card) -> None:
-        """Explicit opening: a card when no round is open."""
+        """Explicit opening: a card when no round is open.
+
+        It is held aside; a burn press before it (between hands) is used up by it: the
+        pit's ``accept_as_burn`` is the confirmation the press asks for.
+        """
+        self._take_extra_press(shoe)
         last = self.round
         if last is not None and not last.void:
             self._raise(

@@ -22,6 +22,8 @@ from baccarat.rules.tableau import Position, Winner
 
 RECALL_ROUNDS: Final = 10
 """Rounds kept for game recall."""
+EXTRA_BURNS_AT_MOST: Final = 8
+"""Burn presses beyond the procedure's kept at once; a press past them is refused (a notice)."""
 
 
 @dataclass(slots=True)
@@ -255,6 +257,10 @@ class Shoe:
     ended: bool = False
     burn_pressed: bool = False
     """The dealer's burn button was pressed and no round burn card has come since."""
+    extra_burns: list[str] = field(default_factory=list)
+    """Burn presses when no burn was due (a second burn, a burn between hands or mid-round),
+    oldest first, each by where it was pressed: each says the next card is a burn card,
+    burned with an ``extra_burn`` alarm."""
 
     @property
     def total(self) -> int:

@@ -102,7 +102,16 @@ async def test_a_board_reads_current_state_but_not_the_edge(tmp_path: Path) -> N
             raise AssertionError("a board read the live edge")
         except nats.errors.Error:
             pass
-        for client in (t07, board, recorder):
+        ana = await _client(cluster.urls, "pit-ana", [])  # an operator: not surveillance
+        try:
+            await current(ana.jetstream(timeout=1), "T07", ("edge",))
+            raise AssertionError("an operator read the live edge")
+        except nats.errors.Error:
+            pass
+        eve = await _client(cluster.urls, "surveillance", [])
+        got = await current(eve.jetstream(timeout=2), "T07", ("edge",))
+        assert got == {"edge": b'{"seq":2}'}  # surveillance reads it
+        for client in (t07, board, ana, eve, recorder):
             await client.close()
     finally:
         cluster.close()

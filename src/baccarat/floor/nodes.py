@@ -73,9 +73,11 @@ def users(
     ``relay-floor``: a relay at a floor broker, for every table (the floor broker's ACL
     already keeps each table to its own topics).
     ``recorder``: reads everything and uses the JetStream API (its stream and consumer).
-    ``pit-{name}``: reads every table, publishes commands only in its own name
+    ``pit-{name}``: reads every table but the live edge (surveillance's alone: NRS 465.075,
+    docs/surveillance.md), publishes commands only in its own name
     (``{prefix}.*.cmd.*.{name}``) and the tables' limits. ``board``: reads every table but
     the live edge, through subscriptions and the stream's direct get, publishes nothing else.
+    ``surveillance``: reads every table, the live edge included, and writes nothing.
     Every user may subscribe to ``_INBOX.>`` (JetStream's acknowledgements and replies).
     """
     inbox = "_INBOX.>"
@@ -97,12 +99,17 @@ def users(
     for name in operators:
         out.append({"user": f"pit-{name}", "password": PASSWORD, "permissions": {
             "publish": {"allow": [f"{prefix}.*.cmd.*.{name}", f"{prefix}.*.limits",
-                                  f"{direct}.>", f"$JS.API.STREAM.INFO.{stream_name(prefix)}"]},
-            "subscribe": {"allow": [inbox, f"{prefix}.>"]},
+                                  f"{direct}.>", f"$JS.API.STREAM.INFO.{stream_name(prefix)}"],
+                        "deny": [f"{direct}.{prefix}.*.edge"]},
+            "subscribe": {"allow": [inbox, f"{prefix}.>"], "deny": [f"{prefix}.*.edge"]},
         }})
     out.append({"user": "board", "password": PASSWORD, "permissions": {
         "publish": {"allow": [f"{direct}.{prefix}.*.*"], "deny": [f"{direct}.{prefix}.*.edge"]},
         "subscribe": {"allow": [inbox, f"{prefix}.>"], "deny": [f"{prefix}.*.edge"]},
+    }})
+    out.append({"user": "surveillance", "password": PASSWORD, "permissions": {
+        "publish": {"allow": [f"{direct}.{prefix}.*.*"]},
+        "subscribe": {"allow": [inbox, f"{prefix}.>"]},
     }})
     return out
 

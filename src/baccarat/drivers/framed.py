@@ -7,7 +7,9 @@ stuffing and the splitter) and the frames' events of :mod:`baccarat.drivers.fram
 
 * :class:`FramedDecoder` is the host side: bytes in, device events out, and the
   acknowledgements to write back (:meth:`FramedDecoder.pending_output`); duplicates are
-  dropped by sequence number.
+  dropped by sequence number. It places the device's sequence with
+  :mod:`baccarat.drivers.framed_placing` and keeps the device's sessions (6.4: a replay
+  refused, a reused id named) in :mod:`baccarat.drivers.framed_sessions`.
 * :class:`FramedEncoder` turns events into frames with consecutive sequence numbers.
 * :class:`AlarmTeller` is what the host tells the device of the table's open alarms.
 

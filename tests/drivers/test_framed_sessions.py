@@ -21,8 +21,9 @@ from baccarat.drivers.events import (
     SessionReused,
     ShoeInserted,
 )
-from baccarat.drivers.framed import SESSIONS_KEPT, FramedDecoder, SeenSessions
+from baccarat.drivers.framed import FramedDecoder
 from baccarat.drivers.framed_device import FramedSender
+from baccarat.drivers.framed_sessions import SESSIONS_KEPT, SeenSessions
 
 ALL_CARDS: list[Card] = list(DECK)
 STEP = 0.01

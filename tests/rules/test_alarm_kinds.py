@@ -54,7 +54,7 @@ OTHER_VOCABULARIES: dict[str, tuple[frozenset[str], str]] = {
     ),
     "floor/shuffle.py": (frozenset({"shuffle_suspect"}), "the floor's own message type"),
     "controller/config.py": (frozenset({"advantage"}), "the edge threshold's config field"),
-    "chain.py": (
+    "chain/check.py": (
         frozenset({"journal_damaged"}),
         "the chain's verifier reads a body's kind: a jump in seq is accepted only where a "
         "journal_damaged alarm names it (a bottom layer, below rules: it cannot import the table)",

@@ -15,7 +15,8 @@ broker is reconnected with the package's backoff (:data:`BROKER_RETRY_FIRST` to
 a connection that stays up but delivers nothing is found by the watchdog
 (:mod:`baccarat.floor.watchdog`) and left the same way.
 
-Every body is screened first (:mod:`baccarat.floor.bodies`: its topic decides its type);
+Every body is screened first (:mod:`baccarat.floor.screening`, on
+:mod:`baccarat.floor.bodies`: its topic decides its type);
 what must not be stored, and what the database refuses when it is tried alone (a batch it
 refuses is stored again one message at a time), goes into the store's quarantine with the
 reason and is acknowledged, so that no body can hold up the stream behind it. A database
@@ -46,12 +47,11 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from baccarat.backoff import Backoff
-from baccarat.chain import split
 from baccarat.errors import BaccaratError
 from baccarat.floor import watchdog
-from baccarat.floor.bodies import CLEARED_TOPICS, IGNORED_TOPICS, BodyRefusedError, screen, shown
+from baccarat.floor.bodies import shown
 from baccarat.floor.derived import Arrivals
-from baccarat.floor.shuffle import TOPIC as SURVEILLANCE_TOPIC
+from baccarat.floor.screening import DeliveryScreen
 from baccarat.floor.store import (
     AddResult,
     Quarantined,
@@ -61,7 +61,6 @@ from baccarat.floor.store import (
     StoreRefusedError,
     StoreUnavailableError,
 )
-from baccarat.logs import Repeated
 from baccarat.mqtt import (
     BrokerRefusedError,
     LinkError,
@@ -103,10 +102,6 @@ LAG_EVERY: Final = 10.0
 """Seconds between the log lines that say how far behind the recorder is."""
 LAG_BEHIND: Final = 5.0
 """Seconds the oldest unacknowledged message may wait before the recorder says it is behind."""
-_QUARANTINED: Final = Repeated(log)
-"""Quarantined messages: one line per topic and cause, then a count every ten seconds."""
-MAX_TABLE: Final = 64
-"""The longest table name (the daemon's table ids are at most 64 characters)."""
 FINDINGS_MAX: Final = 1000
 """The watch's findings kept for the broker at most; more are counted, not published."""
 ANNOUNCE_AT_ONCE: Final = 100
@@ -220,7 +215,7 @@ class Recorder:
         )
         self._reopen = False  # the database was lost: open it again before the next add
         self._unavailable_since: float | None = None
-        self._screened_out = 0
+        self._screen = DeliveryScreen(prefix)
         self.watchdog = None if stall_timeout <= 0 else watchdog.BrokerWatchdog(
             prefix, broker.client_id, stall_timeout, self._can_receive,
         )
@@ -405,7 +400,8 @@ class Recorder:
         received: list[Received] = []
         quarantine: list[Quarantined] = []
         for delivery in batch:
-            item = self._parse(delivery)
+            self.counters.received += 1
+            item = self._screen(delivery)
             if isinstance(item, Received):
                 received.append(item)
             elif isinstance(item, Quarantined):
@@ -519,42 +515,6 @@ class Recorder:
             elif behind:
                 behind = False
                 log.info("caught up: %d message(s) waiting, the oldest %.1f s old", waiting, age)
-
-    def _parse(self, delivery: Delivery) -> Received | Quarantined | None:
-        """The delivery screened: a message to store, one to quarantine, or None (a command)."""
-        self.counters.received += 1
-        parts = delivery.topic.split("/")
-        prefix_parts = self.prefix.count("/") + 1
-        if len(parts) >= prefix_parts + 2 and parts[prefix_parts + 1] in IGNORED_TOPICS:
-            return None  # operator commands: their effect is in the table's own messages
-        if len(parts) != prefix_parts + 2 or not parts[prefix_parts]:
-            return self._bad(delivery, "topic is not {prefix}/{table}/{kind}", "topic")
-        table, kind = parts[prefix_parts], parts[prefix_parts + 1]
-        if f"{table}/{kind}" in (SURVEILLANCE_TOPIC, watchdog.TOPIC):
-            return None  # the recorder's own findings (kept by the check) and probes
-        if len(table) > MAX_TABLE:
-            return self._bad(delivery, f"table name of {len(table)} characters", "topic")
-        if not delivery.payload and kind in CLEARED_TOPICS:
-            return None  # a retained body cleared (the table's fault, once it is over)
-        body, seal = split(delivery.payload)  # the chain member, kept beside the body
-        try:
-            screened = screen(kind, body)
-        except BodyRefusedError as exc:
-            if not delivery.payload:
-                return self._bad(delivery, "empty body", "encoding")
-            return self._bad(delivery, str(exc), exc.cause)
-        if not screened.sequenced and kind != "status":
-            return None  # the pit's limits, a fault, a reply: no seq, not kept as messages
-        return Received(table, delivery.topic, screened.body, screened.text, delivery.received,
-                        seal=seal)
-
-    def _bad(self, delivery: Delivery, why: str, cause: str) -> Quarantined:
-        """Log a message that must not be recorded; it goes into quarantine."""
-        self._screened_out += 1
-        _QUARANTINED.log(logging.WARNING, (delivery.topic, cause),
-                         "message on %s quarantined (%d so far): %s: %s", shown(delivery.topic),
-                         self._screened_out, why, shown(delivery.payload[:64], 64))
-        return Quarantined(delivery.topic, delivery.payload, why, delivery.received, cause)
 
     def _count(
         self, result: AddResult, parsed: list[Received], quarantine: list[Quarantined]

@@ -53,7 +53,8 @@ from baccarat.errors import BaccaratError
 FORMAT_VERSION = 1
 HEADER_TAG = b"#journal"
 SESSIONS_KEPT = 1024
-"""Device sessions a header carries at most, the newest (``drivers.framed.SESSIONS_KEPT``)."""
+"""Device sessions a header carries at most, the newest
+(``drivers.framed_sessions.SESSIONS_KEPT``)."""
 
 Counters = dict[str, int]
 Record = tuple[int, Input]

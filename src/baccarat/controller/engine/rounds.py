@@ -48,16 +48,18 @@ class RoundsRoom(EngineCore):
 
     def _side_bets(self, rnd: Round) -> tuple[SideBetResults | None, bool | None]:
         """The result's side bets and EZ banker push, where the profile has them."""
+        dealt = self.profile.side_bets
+        pushes = self.profile.payouts.banker_push_on_three_card_7
+        if not dealt and not pushes:
+            return None, None
         outcome = side_bets.outcome(
             len(rnd.player), len(rnd.banker), rnd.player_total, rnd.banker_total
         )
-        dealt = self.profile.side_bets
         settled = SideBetResults(
             dragon7=outcome == "dragon7" if "dragon7" in dealt else None,
             panda8=outcome == "panda8" if "panda8" in dealt else None,
         ) if dealt else None
-        push = outcome == "dragon7" if self.profile.payouts.banker_push_on_three_card_7 else None
-        return settled, push
+        return settled, outcome == "dragon7" if pushes else None
 
     def _maybe_publish(self, shoe: Shoe, rnd: Round) -> None:
         """Publish the result once the rules allow: complete, no alarm, revealed if squeeze."""
@@ -75,7 +77,7 @@ class RoundsRoom(EngineCore):
             )
         rnd.withheld.clear()
         rnd.published = True
-        player, banker = rnd.player_hand(), rnd.banker_hand()
+        player, banker = rnd.hands()
         settled, push = self._side_bets(rnd)
         self._emit(
             ResultMessage(

@@ -209,6 +209,10 @@ class Round:
             voided_by=self.voided_by,
         )
 
+    def hands(self) -> tuple[HandResult, HandResult]:
+        """Player's and Banker's hands as the result shows them."""
+        return self.player_hand(), self.banker_hand()
+
     def player_hand(self) -> HandResult:
         """Player's hand as the result shows it."""
         return _hand(self.player, self.player_total)

@@ -290,13 +290,19 @@ class Publisher:
         self.counters = PublisherCounters()
         self.first_attempt = asyncio.Event()
         self.connected = asyncio.Event()
+        self.first_connect = asyncio.Event()
+        """Set at the first connection of the process, and never cleared."""
+        self.attempts_failed = 0
+        """Attempts in a row that could not reach the broker (0 once connected)."""
+        self.next_try: float | None = None
+        """When (monotonic) the next attempt is made, while waiting for the broker."""
         self._status_on_connect: bytes | None = status_payload("online", table)
         self._stopping = False
         self.rng = rng or random.Random()
         self.backoff = Backoff(RECONNECT_DELAY_MIN, RECONNECT_DELAY_MAX, RECONNECT_JITTER, self.rng)
         self._link = Reconnector(
             self._attempt, backoff=self.backoff, errors=(LinkError, OSError, ExceptionGroup),
-            on_lost=lambda lost: self._failed(lost.reason, lost.outage - 1),
+            on_lost=lambda lost: self._failed(lost.reason, lost.outage - 1, lost.delay),
         )
         self.refusal = RefusalHold()
         self._idle = asyncio.Event()  # nothing in flight
@@ -360,13 +366,26 @@ class Publisher:
             self.connected.clear()
             self.first_attempt.set()
 
-    def _failed(self, exc: BaseException | str, before: int) -> None:
-        """Count and log a failure; ``before``: the failures of this outage before it."""
+    def _failed(self, exc: BaseException | str, before: int, delay: float | None = None) -> None:
+        """Count and log a failure; ``before``: the failures of this outage before it.
+
+        ``delay``: seconds to the next try. The first failure is a warning; the next ones,
+        while the table has never reached the broker (a start with no broker), are told
+        at info with their count and next try at attempts 2-5 and every 10th, so that the
+        log says it is still waiting without a line a second; after that, debug.
+        """
         text = exc if isinstance(exc, str) else _describe(exc)
         self.counters.failures += 1
         self.counters.last_error = text
+        self.attempts_failed = before + 1
+        self.next_try = None if delay is None else time.monotonic() + delay
+        where = f"broker {self.broker.host}:{self.broker.port}"
+        retry = "" if delay is None else f"; next try in {delay:.1f} s"
         if before == 0:
-            log.warning("broker %s:%d: %s", self.broker.host, self.broker.port, text)
+            log.warning("%s: %s%s", where, text, retry)
+        elif not self.first_connect.is_set() and (before < 5 or (before + 1) % 10 == 0):
+            log.info("waiting for %s: %d attempts failed (last: %s)%s", where, before + 1,
+                     text, retry)
         else:
             log.debug("broker still unreachable (%d): %s", before, text)
 
@@ -420,6 +439,8 @@ class Publisher:
         self.outbox.rewind()
         self.connected.set()
         self.first_attempt.set()
+        self.first_connect.set()
+        self.attempts_failed, self.next_try = 0, None
         log.info("connected to broker %s:%d", self.broker.host, self.broker.port)
         async with asyncio.TaskGroup() as group:
             group.create_task(self._send(client, group), name="mqtt-send")

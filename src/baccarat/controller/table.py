@@ -24,6 +24,7 @@ import gc
 import logging
 import os
 import signal
+import time
 from pathlib import Path
 from typing import Any, Final
 
@@ -33,6 +34,7 @@ from baccarat.controller.command_desk import CommandDesk
 from baccarat.controller.config import Config
 from baccarat.controller.device_inputs import (
     BadDataSummary,
+    DeviceLog,
     device_input,
     open_device,
     restart_report,
@@ -142,6 +144,17 @@ class Table:
         self._clock_step: DeviceReport | None = None
         """A step back of the clock, read and not yet journaled (:meth:`now`)."""
         self.bad_data = BadDataSummary()
+        self.device_log = DeviceLog(config.device)
+        """What the device sends other than cards, in the daemon's log (device_inputs.py)."""
+        self.quiet_after = config.device.quiet_after
+        self.device_state = "none" if config.device.kind == "none" else "waiting"
+        """Where the device is, as the retained status says: none, waiting or up."""
+        self.device_up = asyncio.Event()
+        if self.device_state == "none":
+            self.device_up.set()
+        if self.device_state != "none":
+            self.publisher.say_on_connect(
+                status_payload("online", config.table, device=self.device_state))
         self._bad_flush: asyncio.TimerHandle | None = None
         self.edge = watch_edge(self)  # the live edge, off the loop; None when it is off
 
@@ -415,6 +428,9 @@ class Table:
         self.device_tried.set()
         arrived = self.now()
         inp = device_input(event, arrived)
+        self.device_log.event(event)
+        if isinstance(event, ev.LinkUp | ev.LinkDown):
+            self._say_device("up" if isinstance(event, ev.LinkUp) else "waiting")
         if inp is not None and event.seq is not None:
             inp = dataclasses.replace(inp, device_seq=event.seq, device_session=event.session)
         if isinstance(event, ev.Rejected):
@@ -430,6 +446,23 @@ class Table:
             if inp is not None:
                 self._recorded_device_seq = event.seq
 
+    def _say_device(self, state: str) -> None:
+        """The retained ``status`` says where the device is: ``waiting`` or ``up``.
+
+        Published now and on every connect, so that a board or the pit sees a table online
+        whose shoe is not (yet) heard. Not once the table is in fault (its status says so).
+        """
+        if self.fault is not None or state == self.device_state:
+            return
+        self.device_state = state
+        if state == "up":
+            self.device_up.set()
+        else:
+            self.device_up.clear()
+        status = status_payload("online", self.config.table, device=state)
+        self.publisher.say_on_connect(status)
+        self.outbox.put(OutMessage(self.publisher.status_topic, status, retain=True))
+
     def _rejected(self, event: ev.Rejected) -> None:
         """Sum rejected bytes into a ``bad_data`` alarm, at most one a BAD_DATA_INTERVAL."""
         delay = self.bad_data.add(event)
@@ -440,8 +473,10 @@ class Table:
 
     def _report_bad_data(self) -> None:
         self._bad_flush = None
+        sample = self.bad_data.sample
         text = self.bad_data.take()
         if text is not None:
+            self.device_log.rejected(text, sample)
             self.handle_own(DeviceReport("bad_data", text, ts=self.now()))
 
     def on_publish_refusal(self, text: str | None) -> None:
@@ -522,6 +557,8 @@ class Table:
         if device is not None:
             reading = group.create_task(self._read_device(device), name="device")
             others.append(reading)
+            quiet = self.device_log.watch_quiet(device, self.quiet_after)
+            others.append(group.create_task(quiet, name="quiet"))
             if get_codec(self.config.device.protocol).resends_unacknowledged:
                 deaf = watch_deaf(device, self.handle_own, self.now)
                 others.append(group.create_task(deaf, name="deaf"))
@@ -595,12 +632,44 @@ class Table:
                 return
 
     async def _ready(self) -> None:
+        """Say ``ready`` once the broker and the device have been tried (or after a while).
+
+        The line names what the table still waits for (the device, the broker with its
+        failed attempts and next try), and a later line says when all is reached.
+        """
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(READY_TIMEOUT):
                 await self.publisher.first_attempt.wait()
                 await self.device_tried.wait()
         sdnotify.ready(f"table {self.config.table}: serving")
-        log.info("ready: table %s", self.config.table)
+        waiting = self.waiting_for()
+        if not waiting:
+            log.info("ready: table %s", self.config.table)
+            return
+        log.warning("ready: table %s, but waiting for %s", self.config.table,
+                    " and ".join(waiting))
+        while self.waiting_for():
+            await self.publisher.connected.wait()
+            await self.device_up.wait()
+        log.info("ready: table %s: the device and the broker are reached",
+                 self.config.table)
+
+    def waiting_for(self) -> list[str]:
+        """What the table waits for: its device, its broker (with attempts and next try)."""
+        waiting = []
+        if self.device_state == "waiting":
+            waiting.append(f"the device {self.device_log.name}")
+        publisher = self.publisher
+        if not publisher.connected.is_set():
+            where = f"the broker {self.config.broker.host}:{self.config.broker.port}"
+            if publisher.attempts_failed:
+                where += f" ({publisher.attempts_failed} attempts failed"
+                if publisher.next_try is not None:
+                    wait = max(publisher.next_try - time.monotonic(), 0.0)
+                    where += f", next try in {wait:.1f} s"
+                where += ")"
+            waiting.append(where)
+        return waiting
 
     async def _watchdog_loop(self) -> None:
         interval = sdnotify.watchdog_interval()
@@ -652,6 +721,10 @@ class Table:
             timeout = FAULT_REPORT_TIMEOUT
         log.info("stopping: publishing what is left (at most %.0f s)", timeout)
         await self._wait_published(timeout)
+        left = sum(1 for m in self.outbox if m.seq is not None)
+        if left:
+            log.warning("stopping: %d event(s) not yet published: they are journaled and will"
+                        " be published at the next start", left)
 
     async def _wait_published(self, seconds: float) -> None:
         """Until the broker has acknowledged the outbox, at most ``seconds``."""

@@ -211,10 +211,22 @@ def _tails(args: argparse.Namespace) -> list[TableTail]:
         store.close()
 
 
+def unknown_table(table: str, known: list[str], where: str) -> str:
+    """The error for a table the database has no message of, naming those it has."""
+    if not known:
+        return f"table {table!r} is unknown: {where} holds no table's messages yet"
+    return (f"table {table!r} is unknown to {where}; it knows {len(known)} table(s): "
+            f"{', '.join(known)}")
+
+
 def _messages(args: argparse.Namespace, skipped: Skipped) -> Iterator[tuple[str, dict[str, Any]]]:
     if args.db is not None:
-        store = open_store(args.db)
+        store = open_store(args.db, create=False)  # only the recorder makes a database
         try:
+            if args.table is not None:
+                known = sorted({t.table for t in store.tails()})
+                if args.table not in known:
+                    raise ValueError(unknown_table(args.table, known, args.db))
             yield from store.messages(args.table, args.shoe, args.since, args.until)
         finally:
             store.close()

@@ -143,7 +143,43 @@ class RecorderCounters:
     """Times the connection stopped reading, the recorder behind (:data:`ARRIVED_MAX_BYTES`)."""
     findings_unpublished: int = 0
     """The watch's findings not published (too many waiting for the broker): in the store."""
+    skipped: collections.Counter[str] = field(default_factory=collections.Counter)
+    """Messages received and rightly kept nowhere, by reason (:data:`SKIPPED_REASONS`)."""
     last_seq: dict[str, int] = field(default_factory=dict)
+
+    def accounted(self, waiting: int = 0) -> int:
+        """Received messages accounted for: each received is exactly one of these.
+
+        Stored, a duplicate, a conflict, a status, quarantined, kept nowhere, skipped (by
+        reason), or ``waiting`` (received, its batch not yet committed).
+        """
+        return (self.stored + self.duplicates + self.conflicts + self.statuses
+                + self.quarantined + self.unrecorded + sum(self.skipped.values()) + waiting)
+
+    def account(self, waiting: int = 0) -> str:
+        """``N received = S stored + D duplicate(s) + ...``: the line the log gives."""
+        skipped = ", ".join(f"{n} {why}" for why, n in sorted(self.skipped.items()) if n)
+        text = (
+            f"{self.received} received = {self.stored} stored + {self.duplicates}"
+            f" duplicate(s) + {self.conflicts} conflict(s) + {self.statuses} status(es) +"
+            f" {self.quarantined} quarantined ({self.refused} refused by the database) +"
+            f" {self.unrecorded} kept nowhere + {sum(self.skipped.values())} skipped"
+            f" ({skipped or 'none'})"
+        )
+        if waiting:
+            text += f" + {waiting} waiting"
+        missing = self.received - self.accounted(waiting)
+        if missing:
+            text += f"; {missing} not accounted for (a bug: please report it)"
+        return text
+
+
+SKIPPED_REASONS: Final = (
+    "command", "own finding or probe", "cleared retained body", "not sequenced",
+)
+"""Why a received message is rightly kept nowhere: an operator command (its effect is in
+the table's messages), the recorder's own finding or watchdog probe, a retained body
+cleared, or a body without seq that is not a status (the pit's limits, a fault, a reply)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -517,7 +553,8 @@ class Recorder:
                             waiting, age, why)
             elif behind:
                 behind = False
-                log.info("caught up: %d message(s) waiting, the oldest %.1f s old", waiting, age)
+                log.info("caught up: the oldest message not yet stored is %.1f s old (under"
+                         " %.0f s); %d in the batch being stored", age, LAG_BEHIND, waiting)
 
     def _parse(self, delivery: Delivery) -> Received | Quarantined | None:
         """The delivery screened: a message to store, one to quarantine, or None (a command)."""
@@ -525,16 +562,19 @@ class Recorder:
         parts = delivery.topic.split("/")
         prefix_parts = self.prefix.count("/") + 1
         if len(parts) >= prefix_parts + 2 and parts[prefix_parts + 1] in IGNORED_TOPICS:
-            return None  # operator commands: their effect is in the table's own messages
+            self._skip("command")  # their effect is in the table's own messages
+            return None
         if len(parts) != prefix_parts + 2 or not parts[prefix_parts]:
             return self._bad(delivery, "topic is not {prefix}/{table}/{kind}", "topic")
         table, kind = parts[prefix_parts], parts[prefix_parts + 1]
         if f"{table}/{kind}" in (SURVEILLANCE_TOPIC, watchdog.TOPIC):
-            return None  # the recorder's own findings (kept by the check) and probes
+            self._skip("own finding or probe")  # kept by the check; probes
+            return None
         if len(table) > MAX_TABLE:
             return self._bad(delivery, f"table name of {len(table)} characters", "topic")
         if not delivery.payload and kind in CLEARED_TOPICS:
-            return None  # a retained body cleared (the table's fault, once it is over)
+            self._skip("cleared retained body")  # the table's fault, once over
+            return None
         try:
             screened = screen(kind, delivery.payload)
         except BodyRefusedError as exc:
@@ -542,8 +582,13 @@ class Recorder:
                 return self._bad(delivery, "empty body", "encoding")
             return self._bad(delivery, str(exc), exc.cause)
         if not screened.sequenced and kind != "status":
-            return None  # the pit's limits, a fault, a reply: no seq, not kept as messages
+            self._skip("not sequenced")  # the pit's limits, a fault, a reply
+            return None
         return Received(table, delivery.topic, screened.body, screened.text, delivery.received)
+
+    def _skip(self, reason: str) -> None:
+        """Count a message rightly kept nowhere, by ``reason`` (:data:`SKIPPED_REASONS`)."""
+        self.counters.skipped[reason] += 1
 
     def _bad(self, delivery: Delivery, why: str, cause: str) -> Quarantined:
         """Log a message that must not be recorded; it goes into quarantine."""

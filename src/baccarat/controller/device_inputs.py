@@ -34,6 +34,7 @@ from baccarat.drivers.serial_source import SerialSource
 from baccarat.drivers.source import DeviceSource
 from baccarat.drivers.usb_source import UsbSettings, UsbSource
 from baccarat.logs import Repeated
+from baccarat.reconnect import LinkState
 
 log = logging.getLogger("baccarat.daemon")
 
@@ -155,7 +156,8 @@ class DeviceLog:
         """Say when no byte has come from ``device`` for ``after`` seconds, and when they do.
 
         Once per silence: a shoe that sends nothing between shoes is not a flood. A framed
-        shoe's heartbeats keep a healthy line from being quiet.
+        shoe's heartbeats keep a healthy line from being quiet. Only while the port is
+        open: a port that cannot be opened is said by the source itself.
         """
         last = device.counters.get("bytes_in", 0)
         quiet_since = time.monotonic()
@@ -163,6 +165,9 @@ class DeviceLog:
         while True:
             await asyncio.sleep(min(after, 1.0))
             now_bytes = device.counters.get("bytes_in", 0)
+            if device.state not in (LinkState.OPEN, LinkState.UP):  # not open: said already
+                last, quiet_since, told = now_bytes, time.monotonic(), False
+                continue
             if now_bytes != last:
                 if told:
                     log.info("device %s: bytes again after %.0f s of silence", self.name,

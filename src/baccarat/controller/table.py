@@ -663,7 +663,8 @@ class Table:
         if not publisher.connected.is_set():
             where = f"the broker {self.config.broker.host}:{self.config.broker.port}"
             if publisher.attempts_failed:
-                where += f" ({publisher.attempts_failed} attempts failed"
+                failed = publisher.attempts_failed
+                where += f" ({failed} attempt{'s' if failed > 1 else ''} failed"
                 if publisher.next_try is not None:
                     wait = max(publisher.next_try - time.monotonic(), 0.0)
                     where += f", next try in {wait:.1f} s"

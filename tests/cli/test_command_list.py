@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 
-from baccarat.cli import SUBCOMMANDS
+from baccarat.cli import SUBCOMMANDS, build_parser
 
 
 def baccarat(*args: str) -> subprocess.CompletedProcess[str]:
@@ -32,3 +33,25 @@ def test_a_mistyped_command_gets_did_you_mean() -> None:
     nothing_near = baccarat("zzz")
     assert "did you mean" not in nothing_near.stderr
     assert "unknown command 'zzz'" in nothing_near.stderr
+
+
+def _options_without_help(parser: argparse.ArgumentParser, path: list[str]) -> list[str]:
+    found = []
+    # argparse has no public list of a parser's options: its private one, read only
+    for action in parser._actions:  # noqa: SLF001
+        if isinstance(action, argparse._SubParsersAction):  # noqa: SLF001
+            for name, sub in action.choices.items():
+                found += _options_without_help(sub, [*path, name])
+        elif action.help is None and action.dest != "help":
+            found.append(f"{' '.join(path)} {'/'.join(action.option_strings) or action.dest}")
+    return found
+
+
+def test_every_option_of_every_command_has_help() -> None:
+    missing = []
+    for name in SUBCOMMANDS:
+        parser = build_parser(name)
+        commands = next(a for a in parser._actions  # noqa: SLF001
+                        if isinstance(a, argparse._SubParsersAction))  # noqa: SLF001
+        missing += _options_without_help(commands.choices[name], [name])
+    assert missing == []

@@ -38,7 +38,9 @@ from baccarat.drivers.serial_source import SerialSource
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``baccarat listen``."""
     parser.add_argument("--device", required=True, help="device path or socket://host:port")
-    parser.add_argument("--protocol", choices=codec_names(), default="line")
+    parser.add_argument("--protocol", choices=codec_names(), default="line",
+                        help="the wire protocol: line (card codes, one a line) or framed"
+                        " (0x7E frames, acknowledged) (line)")
     parser.add_argument("--baud", type=int, default=9600, help="line speed, 8N1 (9600)")
     parser.add_argument(
         "--counters-every",

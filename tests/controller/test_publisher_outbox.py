@@ -11,7 +11,8 @@ import pytest
 
 from baccarat.controller import publisher as publisher_module
 from baccarat.controller.config import BrokerConfig
-from baccarat.controller.publisher import MAX_INFLIGHT, Outbox, OutMessage, Publisher
+from baccarat.controller.outbox import Outbox, OutMessage
+from baccarat.controller.publisher import MAX_INFLIGHT, Publisher
 from support.mosquitto import Mosquitto, MosquittoFactory
 
 TOPIC = "baccarat/T9/card"

@@ -24,7 +24,8 @@ import pytest
 from baccarat.controller.config import BrokerConfig
 from baccarat.controller.engine.engine import Engine
 from baccarat.controller.engine.inputs import parse_input
-from baccarat.controller.publisher import Outbox, OutMessage, Publisher
+from baccarat.controller.outbox import Outbox, OutMessage
+from baccarat.controller.publisher import Publisher
 from baccarat.rules.profiles import load_profile
 from support.daemon import Daemon, Recorder
 from support.mosquitto import Mosquitto, MosquittoFactory

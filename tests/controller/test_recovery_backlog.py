@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from baccarat.controller.config import Config, JournalConfig
+from baccarat.controller.outbox import OutMessage
 from baccarat.controller.positions import CURSOR_FILE
-from baccarat.controller.publisher import OutMessage
 from baccarat.controller.table import Table
 from baccarat.sim_hardware.dealer import Dealer
 

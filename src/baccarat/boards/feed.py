@@ -15,8 +15,11 @@ capped at :data:`RECONNECT_DELAY_MAX`); the header shows the link's state all al
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Final
+from typing import Any, Final
 
 from baccarat.backoff import Backoff
 from baccarat.boards.accept import (
@@ -47,6 +50,13 @@ RECONNECT_DELAY_MAX: Final = 10.0
 CONNECT_TIMEOUT: Final = 5.0
 """Seconds to wait for the broker's CONNACK."""
 REFRESHES_PER_SECOND: Final = 8
+"""At most this many redraws a second; the board redraws only when its state or the
+terminal's size changed (an idle board draws nothing)."""
+SIZE_CHECK: Final = 1.0
+"""Seconds between two looks at the terminal's size while nothing arrives."""
+NOTHING_HEARD_AFTER: Final = 3.0
+"""Seconds after subscribing with nothing from the table before the board says what it
+waits for (a table that ever ran has a retained status, which comes at once)."""
 
 
 def parse_broker(text: str) -> tuple[str, int]:
@@ -104,12 +114,28 @@ class BoardFeed:
         self.host, self.port = host, port
         self.username, self.password = username, password
         self.base = f"{prefix}/{table}"
-        self.state = BoardState(table=table)
+        self._state = BoardState(table=table)
+        self.changed = asyncio.Event()
+        """Set when :attr:`state` is replaced; the drawer clears it."""
+        self.heard = False
+        """Something came on the table's topics since the start."""
+        self.nothing_heard_after = NOTHING_HEARD_AFTER
         self.backoff = Backoff(first=RECONNECT_DELAY_MIN, cap=RECONNECT_DELAY_MAX)
         self.link = Reconnector(
             self._attempt, backoff=self.backoff, errors=(MqttError,),
             on_lost=self._on_lost, on_state=self._on_state,
         )
+
+    @property
+    def state(self) -> BoardState:
+        """What the board draws (replaced, never changed in place)."""
+        return self._state
+
+    @state.setter
+    def state(self, state: BoardState) -> None:
+        if state is not self._state:
+            self._state = state
+            self.changed.set()
 
     async def run(self) -> None:
         """Subscribe, fold every message into :attr:`state`, reconnect for ever."""
@@ -125,8 +151,25 @@ class BoardFeed:
             # topic by topic, not {base}/#: never the surveillance topics (edge)
             await client.subscribe(*(f"{self.base}/{t}" for t in BOARD_TOPICS), qos=1)
             self.state = with_link(self.state, "connected")
-            async for message in client.messages():
-                self.feed(message.topic, message.payload)
+            timer = asyncio.get_running_loop().call_later(
+                self.nothing_heard_after, self._nothing_heard)
+            try:
+                async for message in client.messages():
+                    self.feed(message.topic, message.payload)
+            finally:
+                timer.cancel()
+
+    def _nothing_heard(self) -> None:
+        """Nothing from the table since subscribing: say what the board waits for."""
+        if self.heard:
+            return
+        table = self.state.table
+        self.state = replace(self.state, waiting=(
+            f"nothing heard from table {table} in {self.nothing_heard_after:.0f} s: no"
+            f" controller has published under {self.base}/ on {self.host}:{self.port}."
+            f" Is {table} the table's id (--table), and is its controller running on this"
+            " broker?"
+        ))
 
     def _on_state(self, state: LinkState) -> None:
         if state is LinkState.CONNECTING:
@@ -137,28 +180,61 @@ class BoardFeed:
 
     def feed(self, topic: str, payload: bytes) -> None:
         """Fold one received message into the state."""
-        self.state = receive(self.state, self.base, topic, payload)
+        state = receive(self.state, self.base, topic, payload)
+        if not self.heard:
+            self.heard = True
+            if state.waiting:
+                state = replace(state, waiting="")
+        self.state = state
 
 
 async def show(feed: BoardFeed) -> None:
-    """Run the feed and redraw the whole screen from its state several times a second."""
-    from rich.console import Console, RenderableType
+    """Run the feed and redraw the screen from its state when it changes, and only then.
+
+    At most :data:`REFRESHES_PER_SECOND` redraws a second (a burst of messages is drawn
+    once); a change of the terminal's size redraws too. An idle board writes nothing.
+    """
+    from rich.console import Console
     from rich.live import Live
 
-    from baccarat.boards.terminal import render
-
     console = Console()
-
-    def picture() -> RenderableType:
-        width, height = console.size
-        return render(feed.state, width, height, coloured=console.color_system is not None)
-
     with Live(
-        get_renderable=picture,
+        picture(feed, console),
         console=console,
         screen=True,
-        refresh_per_second=REFRESHES_PER_SECOND,
+        auto_refresh=False,
         redirect_stdout=False,
         redirect_stderr=False,
-    ):
-        await feed.run()
+    ) as live:
+        feeding = asyncio.create_task(feed.run(), name="board-feed")
+        try:
+            await redraw_on_change(feed, console, live.update)
+        finally:
+            feeding.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await feeding
+
+
+def picture(feed: BoardFeed, console: Any) -> Any:
+    """The board's screen for the feed's state at the console's size."""
+    from baccarat.boards.terminal import render
+
+    width, height = console.size
+    return render(feed.state, width, height, coloured=console.color_system is not None)
+
+
+async def redraw_on_change(
+    feed: BoardFeed, console: Any, update: Callable[..., None]
+) -> None:
+    """Call ``update(picture, refresh=True)`` when the state or the size changes; for ever."""
+    size = console.size
+    while True:
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(SIZE_CHECK):
+                await feed.changed.wait()
+        if not feed.changed.is_set() and console.size == size:
+            continue
+        feed.changed.clear()
+        size = console.size
+        update(picture(feed, console), refresh=True)
+        await asyncio.sleep(1 / REFRESHES_PER_SECOND)  # a burst is drawn once

@@ -106,6 +106,9 @@ class BoardState:
     voided_rounds: tuple[str, ...] = ()
     limits: LimitsMessage | None = None
     """The table's betting limits (the pit's retained ``limits`` topic), if it has them."""
+    waiting: str = ""
+    """What the board still waits for, when nothing has come from its table (the feed
+    says so a few seconds after it subscribed); empty once a message comes."""
 
     @property
     def roads(self) -> RoadsMessage | None:

@@ -50,7 +50,7 @@ def render(state: BoardState, width: int, height: int, *, coloured: bool = True)
     top = Layout(name="top", size=top_height)
     half = width // 2
     top.split_row(
-        Layout(live_panel(state.live, top_height - 2, state.limits), size=half),
+        Layout(live_panel(state.live, top_height - 2, state.limits, state.waiting), size=half),
         Layout(results_panel(state, width - half - 4, top_height - 2, coloured=coloured)),
     )
     parts.append(top)
@@ -230,15 +230,18 @@ def result_text(result: ResultMessage) -> Text:
 
 
 def live_panel(
-    live: LiveRound | None, inner_height: int, limits: LimitsMessage | None = None
+    live: LiveRound | None, inner_height: int, limits: LimitsMessage | None = None,
+    waiting_for: str = "",
 ) -> Panel:
     """The round on the table, card by card; card faces when there are 8 lines or more.
 
     The table's limits, if it has them, go under the round, in the room the round leaves.
+    ``waiting_for``: what the board waits for when nothing has come from its table.
     """
     footer = [Text(""), Text(limits_text(limits), style="cyan")] if limits is not None else []
     if live is None:
-        waiting = Text("waiting for the first round", style="dim")
+        waiting = (Text(waiting_for, style="yellow") if waiting_for
+                   else Text("waiting for the first round", style="dim"))
         return Panel(Group(waiting, *footer), title="Live round")
     player, banker = live.hand("P"), live.hand("B")
     body: RenderableType

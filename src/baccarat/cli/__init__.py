@@ -8,6 +8,7 @@ for one subcommand never slows the others.
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import sys
 from collections.abc import Sequence
@@ -37,7 +38,13 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 
 def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
     """The argument parser; only the ``selected`` subcommand's module is imported."""
-    parser = argparse.ArgumentParser(prog="baccarat", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="baccarat",
+        description="The baccarat table controller: the table's daemon, its simulators,"
+        " boards, pit console and floor recorder. One line a command below.",
+        epilog="baccarat COMMAND --help: a command's options. New here? baccarat demo"
+        " plays a simulated shoe with a live board, no hardware needed.",
+    )
     parser.add_argument("--version", action="version", version=f"{DISTRIBUTION} {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (module_name, help_text) in SUBCOMMANDS.items():
@@ -49,10 +56,22 @@ def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def unknown_command(name: str) -> str:
+    """The error for a mistyped command: the nearest commands, then all of them."""
+    near = difflib.get_close_matches(name, SUBCOMMANDS, n=3, cutoff=0.6)
+    text = f"baccarat: unknown command {name!r}"
+    if near:
+        text += f": did you mean {' or '.join(repr(n) for n in near)}?"
+    return text + f"\nthe commands: {', '.join(SUBCOMMANDS)} (baccarat --help: a line each)"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``baccarat`` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
     selected = next((a for a in argv if not a.startswith("-")), None)
+    if selected is not None and selected not in SUBCOMMANDS:
+        print(unknown_command(selected), file=sys.stderr)
+        return 2
     args = build_parser(selected).parse_args(argv)
     try:
         return int(args.command_module.run(args))

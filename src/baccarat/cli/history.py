@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--broker", metavar="HOST[:PORT]",
                         help="with --check: the floor broker, whose retained state is compared"
                         " with the database's newest messages")
+    parser.add_argument("--grace", type=float, default=3.0, metavar="SECONDS",
+                        help="with --check --broker: a missing tail is looked at again after"
+                        " this long; a database that moved meanwhile is behind (the recorder"
+                        " catching up), not missing (3; 0: no second look)")
     parser.add_argument("--rebuild", choices=sorted(DERIVED_TOPICS), metavar="TOPIC",
                         help="with --db and --table: print the derived view TOPIC"
                         f" ({', '.join(sorted(DERIVED_TOPICS))}) as the table published it,"
@@ -111,6 +116,10 @@ def run(args: argparse.Namespace) -> int:
         text = ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs)
         print(f"{table}: seq missing: {text}", file=sys.stderr)
     behind = [] if retained is None else missing_tails(tails, retained)
+    if behind and args.grace > 0:
+        behind, catching_up = _second_look(args, tails, behind)
+        for line in catching_up:
+            print(line, file=sys.stderr)
     for line in behind:
         print(line, file=sys.stderr)
     if retained is None and args.db is not None:
@@ -119,6 +128,38 @@ def run(args: argparse.Namespace) -> int:
     for line in unlike:
         print(line, file=sys.stderr)
     return 1 if missing or behind or unlike or skipped.count else 0
+
+
+def _second_look(
+    args: argparse.Namespace, tails: list[TableTail], missing: list[str]
+) -> tuple[list[str], list[str]]:
+    """The missing tails after ``--grace`` seconds: still missing, and behind (moving).
+
+    A table whose newest stored seq moved meanwhile has a recorder catching up: its tail
+    is behind, not (yet) missing. One that did not move is missing: lost, or no recorder.
+    """
+    tables = ", ".join(line.partition(":")[0] for line in missing)
+    print(f"baccarat history: {tables}: the broker holds a newer seq than the database;"
+          f" looking again in {args.grace:.0f} s", file=sys.stderr, flush=True)
+    time.sleep(args.grace)
+    try:
+        later = {t.table: t.last_seq for t in _tails(args)}
+    except (StoreError, OSError) as exc:
+        print(f"baccarat history: second look not made: {exc}", file=sys.stderr)
+        return missing, []
+    before = {t.table: t.last_seq for t in tails}
+    still, moving = [], []
+    for line in missing:
+        table = line.partition(":")[0]
+        old, new = before.get(table), later.get(table)
+        if new is not None and (old is None or new > old):
+            moving.append(
+                f"{table}: behind, not missing: the database went from seq {old or 0} to seq"
+                f" {new} in {args.grace:.0f} s: the recorder is catching up (check again later)"
+            )
+        else:
+            still.append(f"{line}; the database did not move in {args.grace:.0f} s")
+    return still, moving
 
 
 def _rebuild(args: argparse.Namespace) -> int:
@@ -211,10 +252,22 @@ def _tails(args: argparse.Namespace) -> list[TableTail]:
         store.close()
 
 
+def unknown_table(table: str, known: list[str], where: str) -> str:
+    """The error for a table the database has no message of, naming those it has."""
+    if not known:
+        return f"table {table!r} is unknown: {where} holds no table's messages yet"
+    return (f"table {table!r} is unknown to {where}; it knows {len(known)} table(s): "
+            f"{', '.join(known)}")
+
+
 def _messages(args: argparse.Namespace, skipped: Skipped) -> Iterator[tuple[str, dict[str, Any]]]:
     if args.db is not None:
-        store = open_store(args.db)
+        store = open_store(args.db, create=False)  # only the recorder makes a database
         try:
+            if args.table is not None:
+                known = sorted({t.table for t in store.tails()})
+                if args.table not in known:
+                    raise ValueError(unknown_table(args.table, known, args.db))
             yield from store.messages(args.table, args.shoe, args.since, args.until)
         finally:
             store.close()

@@ -18,9 +18,8 @@ import argparse
 import asyncio
 import contextlib
 import datetime
-import re
 import sys
-from typing import Final, TextIO
+from typing import TextIO
 
 from baccarat.drivers.codec import codec_names
 from baccarat.drivers.events import (
@@ -32,17 +31,16 @@ from baccarat.drivers.events import (
     Rejected,
     UnreadableCard,
 )
-from baccarat.drivers.framed_wire import FLAG
+from baccarat.drivers.hints import rejected_hint
 from baccarat.drivers.serial_source import SerialSource
-
-LINE_CARD: Final = re.compile(rb"[AHCD](0[1-9]|1[0-3])\r?\n")
-"""A card code of the ``line`` protocol, as it appears in rejected bytes."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``baccarat listen``."""
     parser.add_argument("--device", required=True, help="device path or socket://host:port")
-    parser.add_argument("--protocol", choices=codec_names(), default="line")
+    parser.add_argument("--protocol", choices=codec_names(), default="line",
+                        help="the wire protocol: line (card codes, one a line) or framed"
+                        " (0x7E frames, acknowledged) (line)")
     parser.add_argument("--baud", type=int, default=9600, help="line speed, 8N1 (9600)")
     parser.add_argument(
         "--counters-every",
@@ -91,7 +89,7 @@ async def listen(
         try:
             async for event in link:
                 print(describe(event), file=out, flush=True)
-                hint = None if hinted else protocol_hint(protocol, event)
+                hint = None if hinted else protocol_hint(protocol, event, baud)
                 if hint is not None:
                     print(hint, file=out, flush=True)
                     hinted = True
@@ -123,21 +121,16 @@ def print_counters(link: SerialSource, out: TextIO) -> None:
     print(f"{_now()} counters: {counters or 'all zero'}", file=out, flush=True)
 
 
-def protocol_hint(protocol: str, event: DeviceEvent) -> str | None:
-    """A hint when ``event`` holds rejected bytes that look like the other protocol."""
+def protocol_hint(protocol: str, event: DeviceEvent, baud: int | None = None) -> str | None:
+    """A hint when ``event`` holds rejected bytes that look like the other protocol.
+
+    Or, with ``baud``, bytes that look read at the wrong line speed
+    (:mod:`baccarat.drivers.hints`, which the daemon's log uses too).
+    """
     if not isinstance(event, Rejected):
         return None
-    if protocol == "line" and event.data.count(FLAG) >= 2:
-        return (
-            "hint: these bytes look like framed frames (0x7E flags), not card-code lines: "
-            "try --protocol framed"
-        )
-    if protocol == "framed" and LINE_CARD.search(event.data):
-        return (
-            "hint: these bytes look like card-code lines (A01 CR LF), not frames: "
-            "try --protocol line"
-        )
-    return None
+    hint = rejected_hint(protocol, event.data, baud, config=False)
+    return None if hint is None else f"hint: {hint}"
 
 
 def describe(event: DeviceEvent) -> str:

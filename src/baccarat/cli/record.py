@@ -193,8 +193,7 @@ async def _record(
                 await serving
     c = recorder.counters
     logging.getLogger("baccarat.floor").info(
-        "stopped: %d received, %d stored, %d duplicate(s), %d conflict(s), %d quarantined"
-        " (%d refused by the database), %d kept nowhere; stopped reading the broker %d time(s),"
-        " behind", c.received, c.stored, c.duplicates, c.conflicts, c.quarantined, c.refused,
-        c.unrecorded, c.pauses,
+        "stopped: %s; %d delivered and not yet stored (the broker delivers them again);"
+        " stopped reading the broker %d time(s), behind",
+        c.account(), recorder.lag()[0], c.pauses,
     )

@@ -66,7 +66,8 @@ def run(args: argparse.Namespace) -> int:
 def add_device_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``baccarat sim shoe``."""
     parser.add_argument("--link", required=True, help="symlink to create for the pty")
-    parser.add_argument("--protocol", choices=codec_names(), default="line")
+    parser.add_argument("--protocol", choices=codec_names(), default="line",
+                        help="the wire protocol the shoe speaks: line or framed (line)")
     parser.add_argument("--profile", help="deal this rule profile's shoe: macau, house6, csm, ez "
                         "or a profile TOML file (decks, burns, cut card, rounds after the cut)")
     parser.add_argument("--decks", type=int,

@@ -27,7 +27,8 @@ def add_device_arguments(parser: argparse.ArgumentParser) -> None:
                         help="every table's rule profile, which its dealer deals: macau, "
                              "house6, csm, ez or a profile TOML file (default: macau)")
     parser.add_argument("--decks", type=int, help="decks in each shoe (default: the profile's)")
-    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=1,
+                        help="the shuffles' seed: table n's shoes follow from it (1)")
     parser.add_argument("--misdeal-rate", type=float, default=0.0,
                         help="the dealers' mistakes per round (0..1)")
     parser.add_argument("--dealer-ignores-alarms", action="store_true",

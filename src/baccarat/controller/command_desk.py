@@ -24,7 +24,7 @@ from baccarat.controller.config import Config
 from baccarat.controller.engine.engine import Outcome
 from baccarat.controller.engine.inputs import Input
 from baccarat.controller.journal.reader import JournalError
-from baccarat.controller.publisher import Outbox, OutMessage
+from baccarat.controller.outbox import Outbox, OutMessage
 
 log = logging.getLogger("baccarat.daemon")
 

@@ -90,6 +90,10 @@ class DeviceConfig(_Section):
     baud: int = Field(default=9600, gt=0, le=4_000_000)
     usb_vendor: int = Field(default=0x1209, ge=0, le=0xFFFF)
     usb_product: int = Field(default=0x0001, ge=0, le=0xFFFF)
+    quiet_after: float = Field(
+        default=30.0, gt=0, le=86_400,
+        description="Seconds without a byte from the device after which the log says so.",
+    )
 
     @field_validator("protocol")
     @classmethod

@@ -2,9 +2,11 @@
 
 The table (``controller/table.py``) feeds every device event through :func:`device_input`;
 rejected bytes are summed by :class:`BadDataSummary` into at most one ``bad_data`` alarm a
-second; a restart in the middle of a round of a device that cannot resend is
-:func:`restart_report`'s alarm; and :func:`watch_deaf` notices a shoe that does not hear
-the controller.
+second; :class:`DeviceLog` says in the daemon's own log what the device sends that is not a
+card (bad bytes with a hint at the protocol or line speed, the device's faults and reports,
+a line that goes quiet), repeats counted, not written; a restart in the middle of a round
+of a device that cannot resend is :func:`restart_report`'s alarm; and :func:`watch_deaf`
+notices a shoe that does not hear the controller.
 """
 
 from __future__ import annotations
@@ -25,11 +27,16 @@ from baccarat.controller.engine.inputs import (
     Input,
     NewShoe,
 )
+from baccarat.controller.outbox import Outbox, OutMessage
+from baccarat.controller.publisher import Publisher, status_payload
 from baccarat.drivers import events as ev
 from baccarat.drivers.codec import get_codec
+from baccarat.drivers.hints import rejected_hint
 from baccarat.drivers.serial_source import SerialSource
 from baccarat.drivers.source import DeviceSource
 from baccarat.drivers.usb_source import UsbSettings, UsbSource
+from baccarat.logs import Repeated
+from baccarat.reconnect import LinkState
 
 log = logging.getLogger("baccarat.daemon")
 
@@ -40,6 +47,9 @@ DEAF_WINDOW: Final = 5.0
 counts as not hearing the controller's acknowledgements."""
 DEAF_REPEATS: Final = 3
 """Frames sent again within :data:`DEAF_WINDOW` that make it so."""
+QUIET_AFTER: Final = 30.0
+"""Seconds without a byte from the device after which the log says so (once, until bytes
+come again)."""
 
 
 def open_device(device: DeviceConfig) -> DeviceSource | None:
@@ -94,6 +104,86 @@ class BadDataSummary:
         self.bytes, self.pieces, self.sample = 0, 0, b""
         self._reported_at = self.clock()
         return text
+
+
+class DeviceLog:
+    """The daemon's log lines of what its device sends, other than cards.
+
+    The same events go on to the engine and MQTT as alarms; this is what an engineer sees
+    with ``journalctl -u baccarat``. Repeats of a kind within
+    :data:`~baccarat.logs.REPEAT_WINDOW` are counted, not written (:class:`Repeated`).
+    """
+
+    def __init__(self, device: DeviceConfig, repeated: Repeated | None = None) -> None:
+        self.device = device
+        self.repeated = repeated or Repeated(log)
+
+    @property
+    def name(self) -> str:
+        """The device as the log names it: its path, or the USB ids."""
+        if self.device.kind == "usb":
+            return f"USB device {self.device.usb_vendor:04x}:{self.device.usb_product:04x}"
+        return self.device.path or "the device"
+
+    def rejected(self, text: str, sample: bytes) -> None:
+        """A ``bad_data`` alarm's text, with a hint if the bytes fit another protocol/speed."""
+        baud = self.device.baud if self.device.kind == "serial" else None
+        hint = rejected_hint(self.device.protocol, sample, baud, config=True)
+        self.repeated.log(
+            logging.WARNING, "bad_data", "device %s: %s%s", self.name, text,
+            f"; hint: {hint}" if hint else "",
+        )
+
+    def event(self, event: ev.DeviceEvent) -> None:
+        """The device's own report (a fault, a link down or up, a gap, a restart), if any."""
+        if isinstance(event, ev.DeviceFault):
+            self.repeated.log(logging.WARNING, ("fault", event.code),
+                              "device %s reports fault code %d: %s", self.name, event.code,
+                              event.text)
+        elif isinstance(event, ev.LinkDown):
+            self.repeated.log(logging.WARNING, "link_down", "device %s: link down: %s",
+                              self.name, event.reason)
+        elif isinstance(event, ev.LinkUp):
+            self.repeated.log(logging.INFO, "link_up", "device %s: link up: %s",
+                              self.name, event.detail)
+        elif isinstance(event, ev.SequenceGap | ev.SessionUnknown | ev.SessionReplayed
+                        | ev.SessionReused):
+            self.repeated.log(logging.WARNING, type(event).__name__, "device %s: %s",
+                              self.name, event.detail)
+        elif isinstance(event, ev.UnreadableCard):
+            self.repeated.log(logging.WARNING, "unreadable", "device %s: unreadable card (%s)",
+                              self.name, event.raw.hex(" "))
+
+    async def watch_quiet(self, device: DeviceSource, after: float = QUIET_AFTER) -> None:
+        """Say when no byte has come from ``device`` for ``after`` seconds, and when they do.
+
+        Once per silence: a shoe that sends nothing between shoes is not a flood. A framed
+        shoe's heartbeats keep a healthy line from being quiet. Only while the port is
+        open: a port that cannot be opened is said by the source itself.
+        """
+        last = device.counters.get("bytes_in", 0)
+        quiet_since = time.monotonic()
+        told = False
+        while True:
+            await asyncio.sleep(min(after, 1.0))
+            now_bytes = device.counters.get("bytes_in", 0)
+            if device.state not in (LinkState.OPEN, LinkState.UP):  # not open: said already
+                last, quiet_since, told = now_bytes, time.monotonic(), False
+                continue
+            if now_bytes != last:
+                if told:
+                    log.info("device %s: bytes again after %.0f s of silence", self.name,
+                             time.monotonic() - quiet_since)
+                last, quiet_since, told = now_bytes, time.monotonic(), False
+            elif not told and time.monotonic() - quiet_since >= after:
+                told = True
+                log.warning("no bytes from %s for %.0f s (is it on, plugged in, at %s?)",
+                            self.name, after, self._settings())
+
+    def _settings(self) -> str:
+        if self.device.kind == "serial":
+            return f"{self.device.baud} baud, protocol {self.device.protocol}"
+        return f"protocol {self.device.protocol}"
 
 
 def device_input(event: ev.DeviceEvent, ts: float) -> Input | None:
@@ -185,3 +275,42 @@ async def watch_deaf(
             deaf = False
             log.info("device: the shoe hears the controller again")
             report(DeviceReport("shoe_hears", ts=now()))
+
+
+class DeviceStatus:
+    """Where the table's device is, as the retained ``status`` says: none, waiting or up.
+
+    Said on every connect and, at a change, queued at once, so that a board or the pit
+    sees a table online whose shoe is not (yet) heard; not once the table is in fault
+    (``in_fault``: its status says so then).
+    """
+
+    def __init__(
+        self, device: DeviceConfig, table: str, publisher: Publisher, outbox: Outbox, *,
+        key: str | None, in_fault: Callable[[], bool],
+    ) -> None:
+        self.table, self.publisher, self.outbox, self.key = table, publisher, outbox, key
+        self.in_fault = in_fault
+        self.state = "none" if device.kind == "none" else "waiting"
+        self.up = asyncio.Event()
+        """Set while the device is up (or when there is none)."""
+        if self.state == "none":
+            self.up.set()
+        else:
+            publisher.say_on_connect(self._payload())
+
+    def say(self, state: str) -> None:
+        """The device is now ``waiting`` or ``up``."""
+        if self.in_fault() or state == self.state:
+            return
+        self.state = state
+        if state == "up":
+            self.up.set()
+        else:
+            self.up.clear()
+        status = self._payload()
+        self.publisher.say_on_connect(status)
+        self.outbox.put(OutMessage(self.publisher.status_topic, status, retain=True))
+
+    def _payload(self) -> bytes:
+        return status_payload("online", self.table, device=self.state, key=self.key)

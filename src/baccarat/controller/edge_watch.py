@@ -31,7 +31,7 @@ from baccarat.cards import RANKS
 from baccarat.controller.config import Config
 from baccarat.controller.engine.engine import Engine, Outcome
 from baccarat.controller.engine.inputs import Advantage, Input
-from baccarat.controller.publisher import Outbox, OutMessage
+from baccarat.controller.outbox import Outbox, OutMessage
 from baccarat.messages.bodies import BetEdge, EdgeMessage
 from baccarat.rules.edge import BETS, Bet, EdgeError, LiveOdds, ShoeTooShortError, live_odds
 from baccarat.rules.profiles import Profile

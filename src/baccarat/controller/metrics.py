@@ -43,7 +43,8 @@ from prometheus_client.registry import Collector
 
 from baccarat.controller.engine.inputs import DrawCard, Input
 from baccarat.controller.journal.writer import Journal
-from baccarat.controller.publisher import Outbox, Publisher
+from baccarat.controller.outbox import Outbox
+from baccarat.controller.publisher import Publisher
 from baccarat.drivers.source import DeviceSource
 from baccarat.messages.bodies import (
     AlarmClearedMessage,

@@ -1,10 +1,10 @@
 """The publisher: the table's MQTT connection, with an outbox that loses nothing.
 
-Every message the engine produces goes into the :class:`Outbox` in order and stays there
-until the broker has acknowledged it (QoS 1). While the broker is away the outbox fills;
-when it is back, the publisher sends what is waiting, oldest first, then goes on. After a
-reconnection the unacknowledged messages are sent again, so a subscriber may see a message
-twice; it drops the second by its ``seq``.
+Every message the engine produces goes into the outbox (:mod:`baccarat.controller.outbox`)
+in order and stays there until the broker has acknowledged it (QoS 1). While the broker
+is away the outbox fills; when it is back, the publisher sends what is waiting, oldest
+first, then goes on. After a reconnection the unacknowledged messages are sent again, so
+a subscriber may see a message twice; it drops the second by its ``seq``.
 
 One sender task takes the outbox in order and keeps up to :data:`MAX_INFLIGHT` publishes
 in flight, each ``await client.publish(...)`` in a task of its own; a message is
@@ -33,20 +33,19 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import itertools
 import json
 import logging
 import random
 import ssl
 import time
-from collections import deque
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Final
 
 from baccarat import __version__
 from baccarat.backoff import Backoff
-from baccarat.controller.config import OUTBOX_LIMIT, BrokerConfig
+from baccarat.controller.config import BrokerConfig
+from baccarat.controller.outbox import Entry, Outbox, OutMessage
 from baccarat.mqtt import (
     BrokerRefusedError,
     LinkError,
@@ -80,116 +79,6 @@ whether the broker sent it as a retained message."""
 
 RefusalHandler = Callable[[str | None], None]
 """Called with what the broker refuses when a refusal starts, and ``None`` when it ends."""
-
-
-@dataclass(frozen=True, slots=True)
-class OutMessage:
-    """One message to publish (at QoS 1); ``seq`` is the engine's, if it is its message.
-
-    ``urgent``: sent past a message the broker refuses (the message class says so).
-    """
-
-    topic: str
-    payload: bytes
-    retain: bool = False
-    seq: int | None = None
-    urgent: bool = False
-
-
-@dataclass(slots=True)
-class Entry:
-    """A message in the outbox, and whether the broker has acknowledged it."""
-
-    message: OutMessage
-    acked: bool = False
-
-
-class Outbox:
-    """Messages in publication order, each kept until the broker has acknowledged it.
-
-    The front of the outbox may have been handed to the connection already; the rest
-    waits for :meth:`next_unsent`. A new connection :meth:`rewind` s it.
-    """
-
-    def __init__(self, limit: int = OUTBOX_LIMIT) -> None:
-        """Hold ``limit`` messages at most; past it drop the oldest and count it.
-
-        A dropped message remains in the journal; the table raises ``outbox_full``.
-        """
-        self._entries: deque[Entry] = deque()
-        self._sent = 0  # entries at the front already handed to the connection
-        self._limit = limit
-        self._unsent = asyncio.Event()
-        self._empty = asyncio.Event()
-        self._empty.set()
-        self.dropped = 0
-        """Messages dropped, oldest first, because the outbox was full."""
-        self.acked_seq: int | None = None
-        """The ``seq`` of the newest message the broker has, all before it included."""
-        self.puts = 0
-        """Messages put so far (:meth:`newest` takes the ones since a count)."""
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def __iter__(self) -> Iterator[OutMessage]:
-        """The messages not yet acknowledged, oldest first."""
-        return (entry.message for entry in self._entries)
-
-    def put(self, message: OutMessage) -> None:
-        """Queue a message behind the others; if the outbox is full, drop the oldest."""
-        if len(self._entries) >= self._limit:
-            self._entries.popleft()
-            self._sent = max(0, self._sent - 1)
-            self.dropped += 1
-            if self.dropped == 1 or self.dropped % 1000 == 0:
-                log.error("outbox full: %d oldest message(s) dropped (see journal)", self.dropped)
-        self._entries.append(Entry(message))
-        self.puts += 1
-        self._empty.clear()
-        self._unsent.set()
-
-    async def next_unsent(self) -> Entry:
-        """The oldest message not yet handed to the connection (waits for one); marks it sent.
-
-        Messages the broker acknowledged out of order (alarms past a refused message) are
-        skipped.
-        """
-        while True:
-            while self._sent >= len(self._entries):
-                self._unsent.clear()
-                await self._unsent.wait()
-            entry = self._entries[self._sent]
-            self._sent += 1
-            if not entry.acked:
-                return entry
-
-    def newest(self, count: int) -> list[Entry]:
-        """The ``count`` newest entries (all, if fewer), oldest first; O(count)."""
-        newest = list(itertools.islice(reversed(self._entries), count))
-        newest.reverse()
-        return newest
-
-    async def wait_empty(self) -> None:
-        """Until the broker has acknowledged everything."""
-        await self._empty.wait()
-
-    def ack(self, entry: Entry) -> None:
-        """The broker has the message; forget every acknowledged one at the front."""
-        entry.acked = True
-        while self._entries and self._entries[0].acked:
-            done = self._entries.popleft()
-            self._sent = max(0, self._sent - 1)  # 0: acknowledged before a rewind
-            if done.message.seq is not None:
-                self.acked_seq = done.message.seq
-        if not self._entries:
-            self._empty.set()
-
-    def rewind(self) -> None:
-        """A new connection: everything unacknowledged is to be sent again."""
-        self._sent = 0
-        if self._entries:
-            self._unsent.set()
 
 
 @dataclass
@@ -292,6 +181,12 @@ class Publisher:
         self.counters = PublisherCounters()
         self.first_attempt = asyncio.Event()
         self.connected = asyncio.Event()
+        self.first_connect = asyncio.Event()
+        """Set at the first connection of the process, and never cleared."""
+        self.attempts_failed = 0
+        """Attempts in a row that could not reach the broker (0 once connected)."""
+        self.next_try: float | None = None
+        """When (monotonic) the next attempt is made, while waiting for the broker."""
         self._extra: dict[str, object] = {} if key is None else {"key": key}
         self._status_on_connect: bytes | None = status_payload("online", table, **self._extra)
         self._stopping = False
@@ -299,7 +194,7 @@ class Publisher:
         self.backoff = Backoff(RECONNECT_DELAY_MIN, RECONNECT_DELAY_MAX, RECONNECT_JITTER, self.rng)
         self._link = Reconnector(
             self._attempt, backoff=self.backoff, errors=(LinkError, OSError, ExceptionGroup),
-            on_lost=lambda lost: self._failed(lost.reason, lost.outage - 1),
+            on_lost=lambda lost: self._failed(lost.reason, lost.outage - 1, lost.delay),
         )
         self.refusal = RefusalHold()
         self._idle = asyncio.Event()  # nothing in flight
@@ -363,13 +258,26 @@ class Publisher:
             self.connected.clear()
             self.first_attempt.set()
 
-    def _failed(self, exc: BaseException | str, before: int) -> None:
-        """Count and log a failure; ``before``: the failures of this outage before it."""
+    def _failed(self, exc: BaseException | str, before: int, delay: float | None = None) -> None:
+        """Count and log a failure; ``before``: the failures of this outage before it.
+
+        ``delay``: seconds to the next try. The first failure is a warning; the next ones,
+        while the table has never reached the broker (a start with no broker), are told
+        at info with their count and next try at attempts 2-5 and every 10th, so that the
+        log says it is still waiting without a line a second; after that, debug.
+        """
         text = exc if isinstance(exc, str) else _describe(exc)
         self.counters.failures += 1
         self.counters.last_error = text
+        self.attempts_failed = before + 1
+        self.next_try = None if delay is None else time.monotonic() + delay
+        where = f"broker {self.broker.host}:{self.broker.port}"
+        retry = "" if delay is None else f"; next try in {delay:.1f} s"
         if before == 0:
-            log.warning("broker %s:%d: %s", self.broker.host, self.broker.port, text)
+            log.warning("%s: %s%s", where, text, retry)
+        elif not self.first_connect.is_set() and (before < 5 or (before + 1) % 10 == 0):
+            log.info("waiting for %s: %d attempts failed (last: %s)%s", where, before + 1,
+                     text, retry)
         else:
             log.debug("broker still unreachable (%d): %s", before, text)
 
@@ -424,6 +332,8 @@ class Publisher:
         self.outbox.rewind()
         self.connected.set()
         self.first_attempt.set()
+        self.first_connect.set()
+        self.attempts_failed, self.next_try = 0, None
         log.info("connected to broker %s:%d", self.broker.host, self.broker.port)
         async with asyncio.TaskGroup() as group:
             group.create_task(self._send(client, group), name="mqtt-send")

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Final
 
 from baccarat.controller.config import BrokerConfig
+from baccarat.errors import BaccaratError
 from baccarat.mqtt import MqttClient, MqttError
 
 log = logging.getLogger("baccarat.daemon")
@@ -52,7 +53,7 @@ RETAINED_TOPICS: Final = ("round", "shoe", "alarms", "roads", "recall")
 """The engine's retained topics: each message on them carries a ``seq``."""
 
 
-class SeqMarkError(OSError):
+class SeqMarkError(BaccaratError, OSError):
     """``seq-mark`` cannot be written: the table cannot keep its promise, it stops."""
 
 
@@ -148,6 +149,19 @@ class Loss:
     def count(self) -> int:
         """How many messages."""
         return self.last - self.first + 1
+
+    def describe(self, *, marked: int | None, cursor: int | None, broker: int | None) -> str:
+        """The log's words for it, with the evidence that showed it."""
+        shown = ", ".join(
+            f"{name} {value}" for name, value in
+            (("seq-mark", marked), ("cursor", cursor), ("broker", broker))
+            if name in self.evidence
+        )
+        return (
+            f"it replays to seq {self.first - 1}, but {shown}: the inputs of {self.count}"
+            f" message(s), seq {self.first} to {self.last}, are lost; numbering goes on at"
+            f" seq {self.last + 1}"
+        )
 
 
 def lost_range(

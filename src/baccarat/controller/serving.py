@@ -16,6 +16,7 @@ import gc
 import logging
 import signal
 import sys
+import time
 from typing import Any, Final
 
 from baccarat.chain import ChainError
@@ -26,8 +27,9 @@ from baccarat.controller.faults import FAULT_EXIT, FAULT_TOPIC
 from baccarat.controller.journal.reader import JournalError
 from baccarat.controller.journal.writer import JournalLockedError
 from baccarat.controller.metrics import serve_metrics
+from baccarat.controller.outbox import OutMessage
 from baccarat.controller.positions import CURSOR_INTERVAL, DEVICE_POSITION_INTERVAL
-from baccarat.controller.publisher import OutMessage, status_payload
+from baccarat.controller.publisher import status_payload
 from baccarat.controller.seq_promise import retained_seq
 from baccarat.controller.table import Table
 from baccarat.drivers.codec import get_codec
@@ -121,6 +123,8 @@ class TableRun:
         if device is not None:
             reading = group.create_task(self._read_device(device), name="device")
             others.append(reading)
+            quiet = table.device_log.watch_quiet(device, table.quiet_after)
+            others.append(group.create_task(quiet, name="quiet"))
             if get_codec(table.config.device.protocol).resends_unacknowledged:
                 deaf = watch_deaf(device, table.handle_own, table.now)
                 others.append(group.create_task(deaf, name="deaf"))
@@ -198,13 +202,46 @@ class TableRun:
                 return
 
     async def _ready(self) -> None:
+        """Say ``ready`` once the broker and the device have been tried (or after a while).
+
+        The line names what the table still waits for (the device, the broker with its
+        failed attempts and next try), and a later line says when all is reached.
+        """
         table = self.table
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(READY_TIMEOUT):
                 await table.publisher.first_attempt.wait()
                 await table.device_tried.wait()
         sdnotify.ready(f"table {table.config.table}: serving")
-        log.info("ready: table %s", table.config.table)
+        waiting = self.waiting_for()
+        if not waiting:
+            log.info("ready: table %s", table.config.table)
+            return
+        log.warning("ready: table %s, but waiting for %s", table.config.table,
+                    " and ".join(waiting))
+        while self.waiting_for():
+            await table.publisher.connected.wait()
+            await table.device_status.up.wait()
+        log.info("ready: table %s: the device and the broker are reached", table.config.table)
+
+    def waiting_for(self) -> list[str]:
+        """What the table waits for: its device, its broker (with attempts and next try)."""
+        table = self.table
+        waiting = []
+        if table.device_status.state == "waiting":
+            waiting.append(f"the device {table.device_log.name}")
+        publisher = table.publisher
+        if not publisher.connected.is_set():
+            where = f"the broker {table.config.broker.host}:{table.config.broker.port}"
+            if publisher.attempts_failed:
+                failed = publisher.attempts_failed
+                where += f" ({failed} attempt{'s' if failed > 1 else ''} failed"
+                if publisher.next_try is not None:
+                    wait = max(publisher.next_try - time.monotonic(), 0.0)
+                    where += f", next try in {wait:.1f} s"
+                where += ")"
+            waiting.append(where)
+        return waiting
 
     async def _watchdog_loop(self) -> None:
         interval = sdnotify.watchdog_interval()
@@ -258,6 +295,10 @@ class TableRun:
             timeout = FAULT_REPORT_TIMEOUT
         log.info("stopping: publishing what is left (at most %.0f s)", timeout)
         await self._wait_published(timeout)
+        left = sum(1 for m in table.outbox if m.seq is not None)
+        if left:
+            log.warning("stopping: %d event(s) not yet published: they are journaled and will"
+                        " be published at the next start", left)
 
     async def _wait_published(self, seconds: float) -> None:
         """Until the broker has acknowledged the outbox, at most ``seconds``."""

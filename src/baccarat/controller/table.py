@@ -31,6 +31,8 @@ from baccarat.controller.command_desk import CommandDesk
 from baccarat.controller.config import Config
 from baccarat.controller.device_inputs import (
     BadDataSummary,
+    DeviceLog,
+    DeviceStatus,
     device_input,
     restart_report,
 )
@@ -54,10 +56,11 @@ from baccarat.controller.journal.reader import JournalError
 from baccarat.controller.journal.records import as_recorded
 from baccarat.controller.journal.writer import Journal
 from baccarat.controller.metrics import TableMetrics
+from baccarat.controller.outbox import Outbox, OutMessage
 from baccarat.controller.positions import (
     PositionFiles,
 )
-from baccarat.controller.publisher import Outbox, OutMessage, Publisher
+from baccarat.controller.publisher import Publisher
 from baccarat.controller.recovery import gaps, older_messages
 from baccarat.controller.seq_promise import Loss, SeqMark, lost_range
 from baccarat.controller.shuffle_watch import ShuffleWatch
@@ -138,6 +141,12 @@ class Table:
         self._clock_step: DeviceReport | None = None
         """A step back of the clock, read and not yet journaled (:meth:`now`)."""
         self.bad_data = BadDataSummary()
+        self.device_log = DeviceLog(config.device)
+        """What the device sends other than cards, in the daemon's log (device_inputs.py)."""
+        self.quiet_after = config.device.quiet_after
+        self.device_status = DeviceStatus(config.device, config.table, self.publisher,
+                                          self.outbox, key=self.chain.public,
+                                          in_fault=lambda: self.fault is not None)
         self._bad_flush: asyncio.TimerHandle | None = None
         self.edge = watch_edge(self)  # the live edge, off the loop; None when it is off
 
@@ -230,16 +239,8 @@ class Table:
         loss = lost_range(self.engine.seq, marked=marked, cursor=cursor, broker=broker_seq)
         if loss is not None:
             self.journal_loss = loss
-            shown = ", ".join(
-                f"{name} {value}" for name, value in
-                (("seq-mark", marked), ("cursor", cursor), ("broker", broker_seq))
-                if name in loss.evidence
-            )
-            log.error(
-                "journal: it replays to seq %d, but %s: the inputs of %d message(s), seq %d "
-                "to %d, are lost; numbering goes on at seq %d", loss.first - 1, shown,
-                loss.count, loss.first, loss.last, loss.last + 1,
-            )
+            log.error("journal: %s", loss.describe(marked=marked, cursor=cursor,
+                                                   broker=broker_seq))
             self.handle(JournalLost(
                 first=loss.first, last=loss.last, evidence=",".join(loss.evidence),
                 ts=self.now(),
@@ -428,6 +429,9 @@ class Table:
         self.device_tried.set()
         arrived = self.now()
         inp = device_input(event, arrived)
+        self.device_log.event(event)
+        if isinstance(event, ev.LinkUp | ev.LinkDown):
+            self.device_status.say("up" if isinstance(event, ev.LinkUp) else "waiting")
         if inp is not None and event.seq is not None:
             inp = dataclasses.replace(inp, device_seq=event.seq, device_session=event.session)
         if isinstance(event, ev.Rejected):
@@ -453,8 +457,10 @@ class Table:
 
     def _report_bad_data(self) -> None:
         self._bad_flush = None
+        sample = self.bad_data.sample
         text = self.bad_data.take()
         if text is not None:
+            self.device_log.rejected(text, sample)
             self.handle_own(DeviceReport("bad_data", text, ts=self.now()))
 
     def on_publish_refusal(self, text: str | None) -> None:

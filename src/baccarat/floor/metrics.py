@@ -9,6 +9,11 @@ each for a few seconds at most), answers:
 * ``baccarat_recorder_quarantined_total{cause=...}``: bodies kept in the quarantine table,
   by the reason's class (``topic``, ``size``, ``encoding``, ``shape``, ``database``:
   :data:`baccarat.floor.bodies.CAUSES`);
+* ``baccarat_recorder_statuses_total`` (retained statuses kept),
+  ``baccarat_recorder_unrecorded_total`` (kept nowhere: their quarantine row refused too)
+  and ``baccarat_recorder_skipped_total{reason=...}`` (rightly kept nowhere:
+  :data:`baccarat.floor.recorder.SKIPPED_REASONS`): with the quarantined, every received
+  message is one of these (``RecorderCounters.accounted``);
 * ``baccarat_recorder_waiting_messages``: received from the broker, not yet committed (so
   not yet acknowledged), and ``baccarat_recorder_oldest_waiting_seconds``, the age of the
   oldest of them (0 when none waits): the lag;
@@ -32,7 +37,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 
 from baccarat.floor.bodies import CAUSES
-from baccarat.floor.recorder import Recorder
+from baccarat.floor.recorder import SKIPPED_REASONS, Recorder
 
 
 class RecorderMetrics:
@@ -60,6 +65,9 @@ class _RecorderCollector(Collector):
             ("duplicates", "Messages stored before, received again.", counters.duplicates),
             ("conflicts", "Messages reusing a (table, seq) with another body.",
              counters.conflicts),
+            ("statuses", "Retained statuses kept (no seq).", counters.statuses),
+            ("unrecorded", "Messages kept nowhere: their quarantine row was refused too.",
+             counters.unrecorded),
             ("database_reconnects", "Connections to the database made again.",
              counters.reconnects),
             ("store_failures", "Writes that found the database unavailable.",
@@ -77,6 +85,13 @@ class _RecorderCollector(Collector):
         for cause in sorted(set(CAUSES) | set(counters.quarantined_by)):
             quarantined.add_metric([cause], float(counters.quarantined_by.get(cause, 0)))
         yield quarantined
+        skipped = CounterMetricFamily(
+            "baccarat_recorder_skipped", "Messages rightly kept nowhere, by reason.",
+            labels=["reason"],
+        )
+        for reason in sorted(set(SKIPPED_REASONS) | set(counters.skipped)):
+            skipped.add_metric([reason], float(counters.skipped.get(reason, 0)))
+        yield skipped
         waiting, age = recorder.lag()
         yield GaugeMetricFamily(
             "baccarat_recorder_waiting_messages",

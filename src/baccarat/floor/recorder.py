@@ -139,7 +139,43 @@ class RecorderCounters:
     """Times the connection stopped reading, the recorder behind (:data:`ARRIVED_MAX_BYTES`)."""
     findings_unpublished: int = 0
     """The watch's findings not published (too many waiting for the broker): in the store."""
+    skipped: collections.Counter[str] = field(default_factory=collections.Counter)
+    """Messages received and rightly kept nowhere, by reason (:data:`SKIPPED_REASONS`)."""
     last_seq: dict[str, int] = field(default_factory=dict)
+
+    def accounted(self, waiting: int = 0) -> int:
+        """Received messages accounted for: each received is exactly one of these.
+
+        Stored, a duplicate, a conflict, a status, quarantined, kept nowhere, skipped (by
+        reason), or ``waiting`` (received, its batch not yet committed).
+        """
+        return (self.stored + self.duplicates + self.conflicts + self.statuses
+                + self.quarantined + self.unrecorded + sum(self.skipped.values()) + waiting)
+
+    def account(self, waiting: int = 0) -> str:
+        """``N received = S stored + D duplicate(s) + ...``: the line the log gives."""
+        skipped = ", ".join(f"{n} {why}" for why, n in sorted(self.skipped.items()) if n)
+        text = (
+            f"{self.received} received = {self.stored} stored + {self.duplicates}"
+            f" duplicate(s) + {self.conflicts} conflict(s) + {self.statuses} status(es) +"
+            f" {self.quarantined} quarantined ({self.refused} refused by the database) +"
+            f" {self.unrecorded} kept nowhere + {sum(self.skipped.values())} skipped"
+            f" ({skipped or 'none'})"
+        )
+        if waiting:
+            text += f" + {waiting} waiting"
+        missing = self.received - self.accounted(waiting)
+        if missing:
+            text += f"; {missing} not accounted for (a bug: please report it)"
+        return text
+
+
+SKIPPED_REASONS: Final = (
+    "command", "own finding or probe", "cleared retained body", "not sequenced",
+)
+"""Why a received message is rightly kept nowhere: an operator command (its effect is in
+the table's messages), the recorder's own finding or watchdog probe, a retained body
+cleared, or a body without seq that is not a status (the pit's limits, a fault, a reply)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,7 +251,7 @@ class Recorder:
         )
         self._reopen = False  # the database was lost: open it again before the next add
         self._unavailable_since: float | None = None
-        self._screen = DeliveryScreen(prefix)
+        self._screen = DeliveryScreen(prefix, self._skip)
         self.watchdog = None if stall_timeout <= 0 else watchdog.BrokerWatchdog(
             prefix, broker.client_id, stall_timeout, self._can_receive,
         )
@@ -514,7 +550,12 @@ class Recorder:
                             waiting, age, why)
             elif behind:
                 behind = False
-                log.info("caught up: %d message(s) waiting, the oldest %.1f s old", waiting, age)
+                log.info("caught up: the oldest message not yet stored is %.1f s old (under"
+                         " %.0f s); %d in the batch being stored", age, LAG_BEHIND, waiting)
+
+    def _skip(self, reason: str) -> None:
+        """Count a message rightly kept nowhere, by ``reason`` (:data:`SKIPPED_REASONS`)."""
+        self.counters.skipped[reason] += 1
 
     def _count(
         self, result: AddResult, parsed: list[Received], quarantine: list[Quarantined]

@@ -11,6 +11,7 @@ logged once per topic and cause (then counted). :class:`DeliveryScreen` is what
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Final, Protocol
 
 from baccarat.chain import split
@@ -44,11 +45,13 @@ class DeliveryScreen:
     """The recorder's screen: each delivery of ``{prefix}/+/#`` to a message or a quarantine.
 
     It counts the deliveries it quarantined, for its log lines (the database's refusals are
-    the recorder's).
+    the recorder's); ``skip`` is told of each delivery rightly kept nowhere, with why
+    (the recorder's ``SKIPPED_REASONS``).
     """
 
-    def __init__(self, prefix: str) -> None:
+    def __init__(self, prefix: str, skip: Callable[[str], None] = lambda _reason: None) -> None:
         self.prefix = prefix
+        self._skip = skip
         self._screened_out = 0
 
     def __call__(self, delivery: Delivered) -> Received | Quarantined | None:
@@ -56,16 +59,19 @@ class DeliveryScreen:
         parts = delivery.topic.split("/")
         prefix_parts = self.prefix.count("/") + 1
         if len(parts) >= prefix_parts + 2 and parts[prefix_parts + 1] in IGNORED_TOPICS:
-            return None  # operator commands: their effect is in the table's own messages
+            self._skip("command")  # their effect is in the table's own messages
+            return None
         if len(parts) != prefix_parts + 2 or not parts[prefix_parts]:
             return self._bad(delivery, "topic is not {prefix}/{table}/{kind}", "topic")
         table, kind = parts[prefix_parts], parts[prefix_parts + 1]
         if f"{table}/{kind}" in (SURVEILLANCE_TOPIC, watchdog.TOPIC):
-            return None  # the recorder's own findings (kept by the check) and probes
+            self._skip("own finding or probe")  # kept by the check; probes
+            return None
         if len(table) > MAX_TABLE:
             return self._bad(delivery, f"table name of {len(table)} characters", "topic")
         if not delivery.payload and kind in CLEARED_TOPICS:
-            return None  # a retained body cleared (the table's fault, once it is over)
+            self._skip("cleared retained body")  # the table's fault, once it is over
+            return None
         body, seal = split(delivery.payload)  # the chain member, kept beside the body
         try:
             screened = screen(kind, body)
@@ -74,7 +80,8 @@ class DeliveryScreen:
                 return self._bad(delivery, "empty body", "encoding")
             return self._bad(delivery, str(exc), exc.cause)
         if not screened.sequenced and kind != "status":
-            return None  # the pit's limits, a fault, a reply: no seq, not kept as messages
+            self._skip("not sequenced")  # the pit's limits, a fault, a reply
+            return None
         return Received(table, delivery.topic, screened.body, screened.text, delivery.received,
                         seal=seal)
 

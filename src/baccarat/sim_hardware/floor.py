@@ -50,6 +50,8 @@ READY_LINE: Final = "ready: table"
 """What the daemon logs once it serves its table."""
 BAUD: Final = 115200
 LOG_TAIL: Final = 20
+HELD_EVERY: Final = 10.0
+"""Seconds between two looks at how many tables wait on the pit (said when it changes)."""
 """Lines of a failed daemon's log to show."""
 
 
@@ -245,6 +247,8 @@ class Floor:
         dealers = [asyncio.create_task(self._deal(table)) for table in self.tables]
         watchers = [asyncio.create_task(self._exited(table)) for table in self.tables]
         stopped = asyncio.create_task(stop.wait())
+        if self.plan.misdeal_rate > 0 and not self.plan.dealer_ignores_alarms:
+            dealers.append(asyncio.create_task(self._tell_held()))
         try:
             done, _ = await asyncio.wait(
                 [stopped, *watchers, *dealers], return_when=asyncio.FIRST_COMPLETED
@@ -287,6 +291,29 @@ class Floor:
                         await asyncio.sleep(self.plan.pace)
             await table.shoe.drain()
             table.shoes_dealt += 1
+
+    def held_line(self) -> str | None:
+        """How many tables wait on the pit, and the option that lets them deal on; or None."""
+        held = sum(1 for t in self.tables if t.shoe is not None and t.shoe.dealer_paused)
+        if not held:
+            return None
+        return (
+            f"floor: {held} of {len(self.tables)} tables wait for the pit to settle an alarm"
+            f" (with --misdeal-rate {self.plan.misdeal_rate:g} a dealer's mistake holds its"
+            " table until the pit settles it: baccarat pit); --dealer-ignores-alarms lets"
+            " the dealers deal on"
+        )
+
+    async def _tell_held(self) -> None:
+        """Say, when it changes, how many tables a mistake holds (for ever, until cancelled)."""
+        said = 0
+        while True:
+            await asyncio.sleep(HELD_EVERY)
+            held = sum(1 for t in self.tables if t.shoe is not None and t.shoe.dealer_paused)
+            line = self.held_line()
+            if held != said and line is not None:
+                self.say(line)
+            said = held
 
     async def _stop(self) -> None:
         """Every daemon, then every shoe."""

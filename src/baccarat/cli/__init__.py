@@ -31,8 +31,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "identity": ("baccarat.cli.identity", "the version and SHA-256 of the installed files"),
     "record": ("baccarat.cli.record", "the floor recorder: every table's messages into a database"),
     "history": ("baccarat.cli.history", "rounds from the floor recorder's database, or CSV"),
-    "verify": ("baccarat.cli.verify", "check a journal or the floor's database against the "
-               "tables' signed chains"),
+    "verify": ("baccarat.cli.verify", "check a journal or the floor's record: signed chains"),
 }
 
 

@@ -42,7 +42,7 @@ VENV = Path("opt/baccarat-controller/venv")
 BINFMT = Path("/proc/sys/fs/binfmt_misc/qemu-aarch64")
 EM_AARCH64 = 183
 """ELF e_machine of aarch64 code (x86_64 is 62)."""
-COMPILED_WHEEL = re.compile(r"-cp3\d+-cp3\d+-(\S+)\.whl$")
+COMPILED_WHEEL = re.compile(r"-cp3\d+-(?:cp3\d+|abi3)-(\S+)\.whl$")  # abi3: cryptography
 
 pytestmark = [
     pytest.mark.slow,
@@ -118,7 +118,9 @@ def test_the_same_files_but_the_compiled_wheels(deb: Path, deb_amd64: Path) -> N
     amd64 = {COMPILED_WHEEL.sub("-CPU.whl", p) for p in paths(deb_amd64)}
     assert arm64 == amd64
     compiled = sorted(p for p in paths(deb) if COMPILED_WHEEL.search(p))
-    assert [Path(p).name.split("-")[0] for p in compiled] == ["psycopg_binary", "pydantic_core"]
+    assert [Path(p).name.split("-")[0] for p in compiled] == [
+        "cffi", "cryptography", "psycopg_binary", "pydantic_core",
+    ]
 
 
 def test_the_same_scripts(deb: Path, deb_amd64: Path, tmp_path: Path) -> None:

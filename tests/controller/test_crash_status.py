@@ -2,7 +2,7 @@
 
 The real daemon process and a real mosquitto. The crash is injected from outside the
 package: a ``sitecustomize`` module on the daemon's ``PYTHONPATH`` replaces one of the
-table's background loops with one that raises once the test says so. A daemon that left
+daemon's background loops (``serving.TableRun``) with one that raises once the test says so. A daemon that left
 the broker with a clean DISCONNECT on the way out made the broker drop the will, and the
 retained ``status`` said ``online`` for a table that was gone.
 """
@@ -23,7 +23,7 @@ import asyncio
 import os
 import pathlib
 
-from baccarat.controller import table
+from baccarat.controller import serving
 
 
 async def _crash_on_cue(self):
@@ -33,7 +33,7 @@ async def _crash_on_cue(self):
     raise RuntimeError("injected by the test: a bug in a background loop")
 
 
-table.Table._watchdog_loop = _crash_on_cue
+serving.TableRun._watchdog_loop = _crash_on_cue
 '''
 
 

@@ -1,6 +1,6 @@
 """The table stops before its acknowledgements reach the USB shuffler, and starts again.
 
-The real table (``Table.serve``: journal, engine, outbox, publisher to a real mosquitto)
+The real table (``TableRun(table).serve``: journal, engine, outbox, publisher to a real mosquitto)
 in this process, reading the virtual shuffler through the real USB source and pyusb on
 the emulated bus. The shuffler is deaf at first: nothing the first table writes reaches
 it, as when the host dies before its acknowledgements are written, so its HELLO is still

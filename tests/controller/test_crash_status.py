@@ -3,8 +3,8 @@
 The real daemon process and a real mosquitto. The crash is injected from outside the
 package: a ``sitecustomize`` module on the daemon's ``PYTHONPATH`` replaces one of the
 daemon's background loops (``serving.TableRun``) with one that raises once the test says
-so. A daemon that left the broker with a clean DISCONNECT on the way out made the broker drop the will, and the
-retained ``status`` said ``online`` for a table that was gone.
+so. A daemon that left the broker with a clean DISCONNECT on the way out made the broker
+drop the will, and the retained ``status`` said ``online`` for a table that was gone.
 """
 
 from __future__ import annotations

@@ -19,7 +19,6 @@ with ``asyncio.sleep`` so that a test's event loop keeps running while the broke
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import ctypes
 import os
 import re
@@ -35,6 +34,8 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import aiomqtt
+
+from baccarat.floor.nodes import free_ports
 
 HOST = "127.0.0.1"
 START_TIMEOUT = 10.0  # seconds for every listener to accept connections
@@ -105,7 +106,7 @@ class Mosquitto:
         self.config_template = config
         self.extra_config = extra_config
         self.host = HOST
-        self.port, self.tls_port, self.websockets_port = _free_ports(3)
+        self.port, self.tls_port, self.websockets_port = free_ports(3)
         self.config_file = self.folder / "mosquitto.conf"
         self.log_file = self.folder / "mosquitto.log"
         self.password_file = self.folder / "passwords"
@@ -435,7 +436,7 @@ class Mosquitto:
         self._process = None
         if not self._ran and self._port_moves < PORT_ATTEMPTS and self._ports_taken():
             self._port_moves += 1
-            self.port, self.tls_port, self.websockets_port = _free_ports(3)
+            self.port, self.tls_port, self.websockets_port = free_ports(3)
             self.config_file.write_text(self._config())
             self._spawn()
             return False
@@ -558,15 +559,6 @@ def _openssl(folder: Path, *args: str) -> None:
     )
     if done.returncode != 0:
         raise MosquittoError(f"openssl {' '.join(args)} failed:\n{done.stderr}")
-
-
-def _free_ports(count: int) -> list[int]:
-    """``count`` distinct loopback ports that nothing listens on right now."""
-    with contextlib.ExitStack() as stack:
-        socks = [stack.enter_context(socket.socket()) for _ in range(count)]
-        for sock in socks:
-            sock.bind((HOST, 0))
-        return [sock.getsockname()[1] for sock in socks]
 
 
 def _accepts(host: str, port: int) -> bool:

@@ -163,7 +163,7 @@ class LocalCluster:
         self.preexec: Callable[[], None] | None = None
         """Run in each node's process before exec (the tests' PR_SET_PDEATHSIG)."""
         self.mqtt = mqtt
-        ports = _free_ports(5 * NODES)
+        ports = free_ports(5 * NODES)
         self.nodes = [
             Node(i, self.folder / f"n{i + 1}", ports[5 * i], ports[5 * i + 1], ports[5 * i + 2],
                  ports[5 * i + 3], ports[5 * i + 4]) for i in range(NODES)
@@ -335,7 +335,8 @@ class LocalCluster:
         return None
 
 
-def _free_ports(count: int) -> list[int]:
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct loopback ports that nothing listens on now (tests' brokers too)."""
     with contextlib.ExitStack() as stack:
         socks = [stack.enter_context(socket.socket()) for _ in range(count)]
         for sock in socks:

@@ -52,10 +52,13 @@ from baccarat.floor.cluster import (
     subject,
 )
 from baccarat.floor.recorder import BrokerAddress
+from baccarat.logs import Repeated
 from baccarat.mqtt import BrokerRefusedError, LinkError, MqttClient, MqttSettings
 from baccarat.reconnect import Lost, Reconnector
 
 log = logging.getLogger(__name__)
+_OVERSIZED: Final = Repeated(log)
+"""Bodies too long for the stream: one line per table, then a count every ten seconds."""
 T = TypeVar("T")
 
 RECEIVE_MAXIMUM: Final = 1000
@@ -201,8 +204,9 @@ class Relay:
         table = message.topic.split("/")[-2]
         if len(message.payload) > MAX_MSG_SIZE:  # the stream would refuse it for ever
             self.counters.refused += 1
-            log.error("%s: a body of %d bytes, over the stream's %d: acknowledged, not relayed",
-                      name, len(message.payload), MAX_MSG_SIZE)
+            _OVERSIZED.log(logging.ERROR, table,
+                           "%s: a body of %d bytes, over the stream's %d: acknowledged, not"
+                           " relayed", name, len(message.payload), MAX_MSG_SIZE)
             mqtt.ack(message.mid, message.qos)
             return
         msg_id = sequence_id(table, message.payload)

@@ -17,8 +17,12 @@ from typing import Any, Final
 from baccarat.chain import Checker, Keys, Link, lost_range
 from baccarat.floor.records import Received
 from baccarat.floor.shuffle import TOPIC
+from baccarat.logs import Repeated
 
 log = logging.getLogger(__name__)
+_BROKEN: Final = Repeated(log)
+"""Breaks: one line per table and cause, then a count every ten seconds (a table that
+sends unsigned bodies on and on is one line, not one a message)."""
 
 KEPT: Final = 4096
 """Hashes of a table's newest events kept to check an ``after`` against."""
@@ -53,7 +57,7 @@ class ChainWatch:
                 continue
             self.breaks += 1
             text = f"chain broken: {broken}"
-            log.error("%s", text)
+            _BROKEN.log(logging.ERROR, (message.table, broken.why), "%s", text)
             findings.append({
                 "schema": 1, "type": "chain_break", "ts": message.body.get("ts"),
                 "table": message.table, "seq": seq, "why": broken.why, "text": text,
